@@ -1,0 +1,1 @@
+"""Maintainer and TA tooling for the course: `course build`, `course check`, grading."""

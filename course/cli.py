@@ -1,0 +1,45 @@
+"""The `course` command."""
+
+import argparse
+import sys
+from pathlib import Path
+
+from .paths import Course
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="course", description="Build, check and grade Section 10 (PyTorch).")
+    parser.add_argument("--root", type=Path, default=None,
+                        help="the course checkout (default: the one containing the current directory)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p_build = sub.add_parser("build", help="regenerate release/ and notebooks/ from source/")
+    p_build.add_argument("assignments", nargs="*", help="default: all")
+
+    p_check = sub.add_parser("check", help="fail when release/ or notebooks/ is stale or leaks source/")
+    p_check.add_argument("assignments", nargs="*", help="default: all")
+
+    args = parser.parse_args(argv)
+    course = Course.find(args.root)
+    assignments = course.resolve(args.assignments)
+
+    if args.command == "build":
+        from .build import build
+        build(course, assignments)
+        return 0
+    if args.command == "check":
+        from .check import check
+        problems = check(course, assignments)
+        for problem in problems:
+            print(f"PROBLEM {problem}", file=sys.stderr)
+        if problems:
+            print(f"course check: {len(problems)} problem(s)", file=sys.stderr)
+            return 1
+        print(f"course check: {len(assignments)} assignment(s) OK")
+        return 0
+    parser.error(f"unknown command {args.command}")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""A real `nbgrader autograde` of every assignment: right answers, no answers, wrong answers."""
+
+import pytest
+
+from course import cells
+from grading_support import COURSE, all_wrong_answers, grade, wrong_answers
+
+ASSIGNMENTS = COURSE.assignments()
+MIN_WRONG_PER_EXERCISE = 3
+
+
+def in_group(assignment):
+    # One autograde run per assignment, shared by its tests: keep them on one xdist worker.
+    return pytest.param(assignment, marks=pytest.mark.xdist_group(assignment), id=assignment)
+
+
+@pytest.mark.parametrize("assignment", [in_group(a) for a in ASSIGNMENTS])
+def test_reference_answers_get_full_marks(assignment):
+    graded = grade(assignment)
+    score, max_score = graded.total("reference")
+    assert max_score > 0, f"{assignment} has no graded tests"
+    assert score == max_score, f"reference answers scored {score}/{max_score}:\n{graded.failures('reference')}"
+
+
+@pytest.mark.parametrize("assignment", [in_group(a) for a in ASSIGNMENTS])
+def test_untouched_release_scores_zero(assignment):
+    graded = grade(assignment)
+    score, max_score = graded.total("untouched")
+    assert max_score > 0
+    assert score == 0, f"the release as handed out scored {score}/{max_score}"
+
+
+@pytest.mark.parametrize("wrong", [pytest.param(w, marks=pytest.mark.xdist_group(w.assignment), id=w.id)
+                                   for w in all_wrong_answers()])
+def test_wrong_answer_loses_points(wrong):
+    graded = grade(wrong.assignment)
+    tests = graded.test_ids[wrong.exercise]
+    score, max_score = graded.total(graded.wrong_student[wrong.id], tests)
+    assert score < max_score, f"{wrong.id} ({wrong.code.splitlines()[0]}) kept full marks on {tests}"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_exercise_has_realistic_wrong_answers(assignment):
+    source = cells.read(COURSE.source_notebook(assignment))
+    exercises = cells.exercises(source)
+    counts = {ex: 0 for ex in exercises}
+    for wrong in wrong_answers(assignment):
+        assert wrong.exercise in counts, f"{wrong.path.name}: no exercise named {wrong.exercise} in {assignment}"
+        assert wrong.code.startswith("# Mistake:"), f"{wrong.path.name}: first line must name the mistake"
+        compile(wrong.code, str(wrong.path), "exec")  # a wrong answer, not a syntax error
+        counts[wrong.exercise] += 1
+    thin = {ex: n for ex, n in counts.items() if n < MIN_WRONG_PER_EXERCISE}
+    assert not thin, f"exercises with fewer than {MIN_WRONG_PER_EXERCISE} wrong answers in tests/: {thin}"

@@ -1,0 +1,12 @@
+# Mistake: ignores the noise argument and always adds noise of standard deviation 0.1.
+class SineDataset(Dataset):
+    def __init__(self, n, noise=0.1, seed=0):
+        g = torch.Generator().manual_seed(seed)
+        self.x = (torch.rand(n, 1, generator=g) * 2 - 1) * torch.pi
+        self.y = torch.sin(self.x) + 0.1 * torch.randn(n, 1, generator=g)
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, index):
+        return self.x[index], self.y[index]
