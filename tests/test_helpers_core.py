@@ -1,0 +1,110 @@
+"""Unit tests of the helpers every notebook imports: device, seeding, data, checks, widgets."""
+
+from unittest import mock
+
+import pytest
+import torch
+
+from helpers import checks, data, device, seeding, widgets
+
+
+def test_default_device_follows_cuda_availability():
+    with mock.patch("torch.cuda.is_available", return_value=False):
+        assert device.default_device() == torch.device("cpu")
+    with mock.patch("torch.cuda.is_available", return_value=True):
+        assert device.default_device().type == "cuda"
+
+
+def test_describe_device_on_cpu():
+    assert device.describe_device(torch.device("cpu")) == "cpu"
+
+
+def test_seed_everything_repeats_every_stream():
+    import random
+
+    import numpy as np
+
+    g1 = seeding.seed_everything(3)
+    first = (random.random(), np.random.rand(), torch.rand(1).item(), torch.rand(1, generator=g1).item())
+    g2 = seeding.seed_everything(3)
+    second = (random.random(), np.random.rand(), torch.rand(1).item(), torch.rand(1, generator=g2).item())
+    assert first == second
+    seeding.seed_everything(4)
+    assert torch.rand(1).item() != first[2]
+
+
+def test_make_regression_is_seeded_and_shaped():
+    a, b = data.make_regression(20, num_features=3, seed=1), data.make_regression(20, num_features=3, seed=1)
+    assert torch.equal(a.tensors[0], b.tensors[0]) and torch.equal(a.tensors[1], b.tensors[1])
+    x, y = a[0]
+    assert x.shape == (3,) and y.shape == (1,) and x.dtype == torch.float32
+    assert not torch.equal(a.tensors[0], data.make_regression(20, num_features=3, seed=2).tensors[0])
+
+
+def test_make_classification_labels_are_int64_classes():
+    ds = data.make_classification(100, num_features=4, num_classes=5, seed=0)
+    x, label = ds[0]
+    assert x.shape == (4,) and label.dtype == torch.int64 and label.shape == ()
+    assert set(ds.tensors[1].tolist()) <= set(range(5))
+
+
+def test_make_classification_does_not_touch_the_global_rng():
+    torch.manual_seed(0)
+    expected = torch.rand(2)
+    torch.manual_seed(0)
+    data.make_classification(10)
+    assert torch.equal(torch.rand(2), expected)
+
+
+@pytest.mark.parametrize("call, fragment", [
+    (lambda: checks.check_shape(torch.zeros(5, 8), (5, 1), "output"), "output: expected shape (5, 1), got (5, 8)"),
+    (lambda: checks.check_dtype(torch.zeros(2), torch.int64, "labels"), "labels: expected dtype torch.int64, got torch.float32"),
+    (lambda: checks.check_device(torch.zeros(2), "meta", "batch"), "batch: expected device meta, got cpu"),
+    (lambda: checks.check_equal(3, 4, "count"), "count: expected 4, got 3"),
+    (lambda: checks.check_type([1], tuple, "result"), "result: expected a tuple, got list"),
+    (lambda: checks.check_close(1.5, 1.0, "loss"), "loss: expected 1, got 1.5"),
+    (lambda: checks.check_close(torch.ones(3), torch.zeros(3), "grad"), "largest difference 1"),
+    (lambda: checks.check_close(torch.ones(3), torch.ones(4), "grad"), "grad: expected shape (4,), got (3,)"),
+    (lambda: checks.check_close("1.0", 1.0, "loss"), "loss: expected a number, got str"),
+    (lambda: checks.check_raises(ValueError, lambda: 1, "f()"), "f(): expected ValueError to be raised, got no error"),
+    (lambda: checks.check_raises(ValueError, lambda: 1 / 0, "f()"), "got ZeroDivisionError"),
+])
+def test_failed_checks_say_what_was_expected_and_what_was_got(call, fragment):
+    with pytest.raises(AssertionError) as info:
+        call()
+    assert fragment in str(info.value)
+
+
+def test_passing_checks_stay_silent():
+    checks.check_shape(torch.zeros(2, 3), (2, 3), "x")
+    checks.check_dtype(torch.zeros(2), torch.float32, "x")
+    checks.check_device(torch.zeros(2, device="meta"), "meta", "x")
+    checks.check_close(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0 + 1e-8]), "x")
+    checks.check_close(torch.tensor(0.5), 0.5, "x")
+    checks.check_close(2.0, 2.0, "x")
+    assert isinstance(checks.check_raises(KeyError, {}.__getitem__, "d[1]", 1), KeyError)
+
+
+def test_check_device_accepts_cuda_for_cuda_index_zero():
+    fake = mock.Mock(spec=torch.Tensor)
+    fake.device = torch.device("cuda:0")
+    checks.check_device(fake, "cuda", "x")
+    with pytest.raises(AssertionError):
+        checks.check_device(fake, "cuda:1", "x")
+
+
+def test_broadcast_table_shows_alignment_and_refusal():
+    table = widgets.broadcast_table((8, 1, 6, 1), (7, 1, 5))
+    assert "(8, 7, 6, 5)" in table and "  -" in table
+    assert "not broadcastable" in widgets.broadcast_table((2, 3), (3, 2))
+
+
+def test_broadcast_explorer_updates_as_shapes_change():
+    box = widgets.broadcast_explorer("3, 1", "1, 4")
+    view = box.children[1]
+    assert "(3, 4)" in view.value
+    shape_b = box.children[0].children[1]
+    shape_b.value = "5, 1, 4"
+    assert "(5, 3, 4)" in view.value
+    shape_b.value = "x"
+    assert "comma-separated" in view.value
