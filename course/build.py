@@ -8,6 +8,7 @@ from pathlib import Path
 from .nbgrader_run import generate_release, scratch_course
 from .paths import Course
 from .reference import build_reference
+from .selfcheck_data import data_path, visible_tests_json
 
 
 def build(course: Course, assignments: list[str], say=print) -> dict[str, float]:
@@ -24,6 +25,9 @@ def build(course: Course, assignments: list[str], say=print) -> dict[str, float]
             if target.exists():
                 shutil.rmtree(target)
             shutil.copytree(generated, target)
+            selfcheck = data_path(course, assignment)
+            selfcheck.parent.mkdir(exist_ok=True)
+            selfcheck.write_text(visible_tests_json(course.release_notebook(assignment)))
             say(f"{step}: executing the reference notebook on CPU ...", flush=True)
             timings[assignment] = build_reference(course, assignment)
             say(f"{step}: done in {time.perf_counter() - start:.1f} s "

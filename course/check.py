@@ -2,6 +2,7 @@
 
 import ast
 import filecmp
+import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +11,7 @@ from . import cells
 from .nbgrader_run import generate_release, scratch_course
 from .paths import Course
 from .reference import reference_from_source
+from .selfcheck_data import data_path, visible_tests_json
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,9 @@ def check(course: Course, assignments: list[str], say=print) -> list[Problem]:
             src_path = course.source_notebook(assignment).relative_to(course.root)
             problems += source_outputs(source, src_path)
             problems += grade_ids(source, src_path)
-            problems += stale_release(course, assignment, generate_release(scratch, assignment))
+            generated = generate_release(scratch, assignment)
+            problems += stale_release(course, assignment, generated)
+            problems += stale_selfcheck(course, assignment, generated)
             problems += leaks(course, assignment, source)
             problems += stale_reference(course, assignment, source)
     return problems
@@ -144,14 +148,29 @@ def stale_release(course: Course, assignment: str, generated: Path) -> list[Prob
     return problems
 
 
+def stale_selfcheck(course: Course, assignment: str, generated: Path) -> list[Problem]:
+    """helpers/selfcheck_data/<assignment>.json must hold the visible tests of the release."""
+    path = data_path(course, assignment)
+    rel = path.relative_to(course.root)
+    if not path.is_file():
+        return [Problem(rel, "missing; run `course build`")]
+    if path.read_text() != visible_tests_json(generated / f"{assignment}.ipynb"):
+        return [Problem(rel, "stale: not the visible tests of the current release; run `course build`")]
+    return []
+
+
 def _meaningful(line: str) -> bool:
     """Lines long enough that finding them elsewhere is evidence of a leak, not a coincidence."""
     text = line.strip()
     return len(text) >= 8 and not text.startswith("#")
 
 
-def leaks(course: Course, assignment: str, source) -> list[Problem]:
-    """Solution code, hidden tests or their markers in any release notebook."""
+def secret_lines(source) -> dict[str, str]:
+    """{line: grade id} of the solution and hidden-test lines that only the instructor sees.
+
+    A line the notebook also shows outside any solution or hidden test (an import, say) is
+    not a secret, and neither is a line too short to be evidence of a leak.
+    """
     secret: dict[str, str] = {}
     public: set[str] = set()
     for cell in source.cells:
@@ -160,23 +179,33 @@ def leaks(course: Course, assignment: str, source) -> list[Problem]:
                 public.add(line.strip())
             elif _meaningful(line):
                 secret.setdefault(line.strip(), cells.grade_id(cell) or "?")
-    # A line that the notebook also shows outside any solution or hidden test is not a secret.
-    secret = {line: gid for line, gid in secret.items() if line not in public}
+    return {line: gid for line, gid in secret.items() if line not in public}
+
+
+def leaks(course: Course, assignment: str, source) -> list[Problem]:
+    """Solution code, hidden tests or their markers in any release notebook or the self-check data."""
+    secret = secret_lines(source)
+    def scan(rel, where, text):
+        for line in text.splitlines():
+            line = line.strip()
+            if line in cells.MARKERS:
+                yield Problem(rel, f"{where} still has the marker '{line}'")
+            elif line in secret:
+                yield Problem(rel, f"{where} leaks a line of '{secret[line]}' that only the instructor "
+                                   f"should see: {line!r}")
+
     problems = []
     for nb_path in sorted(course.release_dir(assignment).rglob("*.ipynb")):
         rel = nb_path.relative_to(course.root)
-        released = cells.read(nb_path)
-        for i, cell in enumerate(released.cells):
-            for line in cell.source.splitlines():
-                text = line.strip()
-                if text in cells.MARKERS:
-                    problems.append(Problem(rel, f"cell {i} still has the marker '{text}'"))
-                elif text in secret:
-                    problems.append(Problem(rel, f"cell {i} leaks a line of '{secret[text]}' that only the "
-                                                 f"instructor should see: {text!r}"))
-            for output in cell.get("outputs", []):
+        for i, cell in enumerate(cells.read(nb_path).cells):
+            problems += scan(rel, f"cell {i}", cell.source)
+            if cell.get("outputs"):
                 problems.append(Problem(rel, f"cell {i} carries outputs; release notebooks are stored stripped"))
-                break
+    selfcheck = data_path(course, assignment)
+    if selfcheck.is_file():
+        for exercise, tests in json.loads(selfcheck.read_text())["exercises"].items():
+            for code in tests:
+                problems += scan(selfcheck.relative_to(course.root), f"the visible tests of {exercise}", code)
     return problems
 
 
@@ -187,7 +216,7 @@ def stale_reference(course: Course, assignment: str, source) -> list[Problem]:
     if not path.is_file():
         return [Problem(rel, "missing; run `course build`")]
     reference = cells.read(path)
-    expected = reference_from_source(source)
+    expected = reference_from_source(source, course.root)
     if len(reference.cells) != len(expected.cells):
         return [Problem(rel, f"stale: {len(reference.cells)} cells, source/ has {len(expected.cells)}; run `course build`")]
     problems = []

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import nbformat
 
+from .config import fill_placeholders
 from .paths import Course
 
 
@@ -28,6 +29,8 @@ def scratch_course(course: Course, assignments: list[str], where: Path) -> Path:
             shutil.rmtree(dest)
         shutil.copytree(course.source_dir(assignment), dest,
                         ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+        notebook = dest / f"{assignment}.ipynb"
+        notebook.write_text(fill_placeholders(notebook.read_text(), course.root))
     return where
 
 

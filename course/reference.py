@@ -11,17 +11,18 @@ import nbformat
 from nbclient import NotebookClient
 
 from . import cells
+from .config import fill_placeholders
 from .paths import Course
 
 # Generous: a reference notebook that needs this long is itself a bug (see `course build`'s timing).
 CELL_TIMEOUT_S = 300
 
 
-def reference_from_source(source_nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The source notebook with solution and hidden-test markers removed and outputs cleared."""
+def reference_from_source(source_nb: nbformat.NotebookNode, root: Path) -> nbformat.NotebookNode:
+    """The source notebook with markers removed, placeholders filled in and outputs cleared."""
     nb = copy.deepcopy(source_nb)
     for cell in nb.cells:
-        cell.source = cells.without_markers(cell.source)
+        cell.source = fill_placeholders(cells.without_markers(cell.source), root)
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     return nb
@@ -48,7 +49,7 @@ def execute_on_cpu(nb: nbformat.NotebookNode, data_dir: Path) -> float:
 
 def build_reference(course: Course, assignment: str) -> float:
     """Write notebooks/<assignment>.ipynb; returns how long it took to execute."""
-    nb = reference_from_source(cells.read(course.source_notebook(assignment)))
+    nb = reference_from_source(cells.read(course.source_notebook(assignment)), course.root)
     seconds = execute_on_cpu(nb, course.source_dir(assignment))
     nb.metadata["course"] = {"assignment": assignment, "executed_on": "cpu",
                              "execution_seconds": round(seconds, 1)}

@@ -26,6 +26,7 @@ def run_course(*args, root=ROOT):
 def copy_course(tmp_path, assignment=FIRST) -> Course:
     """A throwaway checkout holding one assignment, as committed."""
     shutil.copy2(COURSE.config, tmp_path / "nbgrader_config.py")
+    shutil.copy2(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     shutil.copytree(COURSE.source_dir(assignment), tmp_path / "source" / assignment)
     shutil.copytree(COURSE.release_dir(assignment), tmp_path / "release" / assignment)
     (tmp_path / "notebooks").mkdir()

@@ -1,0 +1,23 @@
+"""The visible tests of a release notebook, as `helpers.selfcheck` reads them."""
+
+import json
+from pathlib import Path
+
+from . import cells
+from .paths import Course
+
+
+def visible_tests_json(release_notebook: Path) -> str:
+    """JSON of {exercise: [visible test code, ...]} taken from a student release notebook."""
+    nb = cells.read(release_notebook)
+    names = cells.exercises(nb)
+    exercises: dict[str, list[str]] = {name: [] for name in names}
+    for cell in nb.cells:
+        if cells.is_test(cell):
+            exercises[cells.exercise_of(cells.grade_id(cell), names)].append(cell.source)
+    return json.dumps({"generated_from": f"release/{release_notebook.parent.name}/{release_notebook.name}",
+                       "exercises": exercises}, indent=1) + "\n"
+
+
+def data_path(course: Course, assignment: str) -> Path:
+    return course.root / "helpers" / "selfcheck_data" / f"{assignment}.json"
