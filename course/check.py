@@ -11,6 +11,7 @@ from . import cells
 from .nbgrader_run import generate_release, scratch_course
 from .paths import Course
 from .reference import reference_from_source
+from .template import template_problems
 from .selfcheck_data import data_path, visible_tests_json
 
 
@@ -34,6 +35,7 @@ def check(course: Course, assignments: list[str], say=print) -> list[Problem]:
             src_path = course.source_notebook(assignment).relative_to(course.root)
             problems += source_outputs(source, src_path)
             problems += grade_ids(source, src_path)
+            problems += [Problem(src_path, f"template: {p}") for p in template_problems(source, assignment)]
             generated = generate_release(scratch, assignment)
             problems += stale_release(course, assignment, generated)
             problems += stale_selfcheck(course, assignment, generated)
@@ -160,25 +162,26 @@ def stale_selfcheck(course: Course, assignment: str, generated: Path) -> list[Pr
 
 
 def _meaningful(line: str) -> bool:
-    """Lines long enough that finding them elsewhere is evidence of a leak, not a coincidence."""
+    """Lines specific enough that finding them elsewhere is evidence of a leak, not a coincidence."""
     text = line.strip()
-    return len(text) >= 8 and not text.startswith("#")
+    return len(text) >= 10 and not text.startswith(("#", "import ", "from ")) and text != "else:"
 
 
-def secret_lines(source) -> dict[str, str]:
+def secret_lines(*sources) -> dict[str, str]:
     """{line: grade id} of the solution and hidden-test lines that only the instructor sees.
 
-    A line the notebook also shows outside any solution or hidden test (an import, say) is
-    not a secret, and neither is a line too short to be evidence of a leak.
+    A line that one of the notebooks also shows outside any solution or hidden test is
+    public, and a line too generic to be evidence of a leak (an import, `else:`) is ignored.
     """
     secret: dict[str, str] = {}
     public: set[str] = set()
-    for cell in source.cells:
-        for line, is_secret in cells.classify_lines(cell.source):
-            if not is_secret:
-                public.add(line.strip())
-            elif _meaningful(line):
-                secret.setdefault(line.strip(), cells.grade_id(cell) or "?")
+    for source in sources:
+        for cell in source.cells:
+            for line, is_secret in cells.classify_lines(cell.source):
+                if not is_secret:
+                    public.add(line.strip())
+                elif _meaningful(line):
+                    secret.setdefault(line.strip(), cells.grade_id(cell) or "?")
     return {line: gid for line, gid in secret.items() if line not in public}
 
 

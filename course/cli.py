@@ -19,9 +19,12 @@ def main(argv: list[str] | None = None) -> int:
     p_check = sub.add_parser("check", help="fail when release/ or notebooks/ is stale or leaks source/")
     p_check.add_argument("assignments", nargs="*", help="default: all")
 
+    p_publish = sub.add_parser("publish", help="write the student-facing tree to DIR, refusing any leak")
+    p_publish.add_argument("dir", type=Path, help="a new or empty folder")
+
     args = parser.parse_args(argv)
     course = Course.find(args.root)
-    assignments = course.resolve(args.assignments)
+    assignments = course.resolve(getattr(args, "assignments", None))
 
     if args.command == "build":
         from .build import build
@@ -36,6 +39,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"course check: {len(problems)} problem(s)", file=sys.stderr)
             return 1
         print(f"course check: {len(assignments)} assignment(s) OK")
+        return 0
+    if args.command == "publish":
+        from .publish import PublishRefused, publish
+        try:
+            files = publish(course, args.dir)
+        except PublishRefused as refusal:
+            print(f"course publish: {refusal}", file=sys.stderr)
+            return 1
+        print(f"course publish: wrote {len(files)} files to {args.dir}")
         return 0
     parser.error(f"unknown command {args.command}")
     return 2

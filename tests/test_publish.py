@@ -1,0 +1,59 @@
+"""`course publish`: the student tree holds what students need and nothing instructors keep."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+from course import cells
+from course.check import secret_lines
+from course.paths import Course
+from course.publish import leaks_in_tree, write_tree
+
+ROOT = Path(__file__).resolve().parents[1]
+COURSE = Course(ROOT)
+
+
+def test_publish_writes_the_student_tree_and_nothing_secret(tmp_path):
+    out = tmp_path / "student"
+    result = subprocess.run([sys.executable, "-m", "course.cli", "--root", str(ROOT), "publish", str(out)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    for assignment in COURSE.assignments():
+        assert (out / "release" / assignment / f"{assignment}.ipynb").is_file()
+    assert (out / "helpers" / "checks.py").is_file() and (out / "README.md").is_file()
+    requirements = (out / "requirements.txt").read_text()
+    assert "torch==" in requirements and "nbgrader" not in requirements and "pytest" not in requirements
+    assert not (out / "source").exists() and not (out / "notebooks").exists() and not (out / "course").exists()
+    # Grep the whole published tree for every line only instructors see.
+    secrets = secret_lines(*(cells.read(COURSE.source_notebook(a)) for a in COURSE.assignments()))
+    published = "\n".join(p.read_text(errors="ignore") for p in out.rglob("*") if p.is_file())
+    assert secrets, "no secret lines found to look for"
+    for line in secrets:
+        assert line not in published.replace("\\n", "\n").replace('\\"', '"'), f"published tree holds {line!r}"
+
+
+def test_publish_refuses_a_leaking_tree(tmp_path):
+    tree = tmp_path / "tree"
+    write_tree(COURSE, tree)
+    assert leaks_in_tree(COURSE, tree) == []
+    first = COURSE.assignments()[0]
+    shutil.copy2(COURSE.reference_notebook(first), tree / "release" / "reference.ipynb")
+    released = tree / "release" / first / f"{first}.ipynb"
+    nb = cells.read(released)
+    source = cells.read(COURSE.source_notebook(first))
+    solution = next(c for c in source.cells if cells.is_solution(c) and c.cell_type == "code")
+    nb.cells.append(nbformat.v4.new_code_cell(cells.solution_code(solution)))
+    nbformat.write(nb, str(released))
+    found = "\n".join(leaks_in_tree(COURSE, tree))
+    assert "reference.ipynb: a copy of a source/ or notebooks/ notebook" in found
+    assert f"a solution or hidden-test line of {cells.grade_id(solution)}" in found
+
+
+def test_publish_refuses_a_non_empty_folder(tmp_path):
+    (tmp_path / "keep.txt").write_text("mine")
+    result = subprocess.run([sys.executable, "-m", "course.cli", "--root", str(ROOT), "publish", str(tmp_path)],
+                            capture_output=True, text=True)
+    assert result.returncode == 1 and "not empty" in result.stderr
