@@ -133,3 +133,36 @@ def test_unexecuted_reference_notebook_is_stale(tmp_path):
 
     edit(course.reference_notebook(FIRST), forget_outputs)
     assert "never executed" in str(stale_reference(course, FIRST, source)[0])
+
+
+@pytest.mark.parametrize("mutation, expected", [
+    ("no_summary", "no 'Summary' heading"),
+    ("no_self_check", "no locked self-check cell"),
+    ("no_setup", "is not the locked setup cell"),
+    ("no_badge", "Open in Colab"),
+    ("no_remember", "Remember"),
+])
+def test_template_problems_are_named(mutation, expected):
+    from course.template import template_problems
+
+    nb = cells.read(COURSE.source_notebook(FIRST))
+    assert template_problems(nb, FIRST) == []
+    if mutation == "no_summary":
+        nb.cells = [c for c in nb.cells if not c.source.startswith("## Summary")]
+    elif mutation == "no_self_check":
+        nb.cells = [c for c in nb.cells if cells.grade_id(c) != "self_check"]
+    elif mutation == "no_setup":
+        nb.cells = [c for c in nb.cells if cells.grade_id(c) != "setup"]
+    elif mutation == "no_badge":
+        nb.cells[0].source = nb.cells[0].source.replace("colab.research.google.com", "example.org")
+    elif mutation == "no_remember":
+        for c in nb.cells:
+            c.source = c.source.replace("**Remember:**", "Remember")
+    assert any(expected in p for p in template_problems(nb, FIRST))
+
+
+def test_syllabus_questions_are_required_where_they_belong():
+    from course.template import template_problems
+
+    nb = cells.read(COURSE.source_notebook(FIRST))  # says nothing of model parallelism
+    assert any("syllabus question" in p for p in template_problems(nb, "05_distributed"))
