@@ -1,0 +1,138 @@
+"""Each release notebook opened in JupyterLab in a real (headless) Chromium, all cells run.
+
+Passes when every cell ran, the only Python errors are the NotImplementedError of the
+unfilled exercises, and the widgets rendered. A screenshot of each notebook is kept in
+test-artifacts/browser/. Skipped, with the reason, where Debian's chromium is missing.
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course import cells
+from course.paths import Course
+
+ROOT = Path(__file__).resolve().parents[1]
+COURSE = Course(ROOT)
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+TOKEN = "course-browser-test"
+# As root and on a machine without network: no sandbox, no background requests.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+pytestmark = [
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} not found: install Debian's chromium"),
+    pytest.mark.xdist_group("browser"),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def browser_copy(assignment: str, dest: Path) -> Path:
+    """The release folder, with test cells tagged raises-exception so that JupyterLab's
+    Run All goes on past the unfilled exercises, as a student clicking through would."""
+    shutil.copytree(COURSE.release_dir(assignment), dest / assignment)
+    path = dest / assignment / f"{assignment}.ipynb"
+    nb = cells.read(path)
+    for cell in nb.cells:
+        if cells.is_test(cell) or cells.grade_id(cell) == "self_check":
+            cell.metadata.setdefault("tags", []).append("raises-exception")
+    nbformat.write(nb, str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lab")
+    port = free_port()
+    settings = root / ".lab-settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
+    # Render every cell (no virtual scrolling), so that widgets can be found and scrolled to.
+    notebook_settings = root / ".lab-settings" / "@jupyterlab" / "notebook-extension"
+    notebook_settings.mkdir(parents=True)
+    (notebook_settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(root / ".jupyter-config"),
+               JUPYTERLAB_SETTINGS_DIR=str(root / ".lab-settings"))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", f"--port={port}",
+         "--ip=127.0.0.1", f"--ServerApp.token={TOKEN}", f"--ServerApp.root_dir={root}",
+         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=root)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(120):
+        try:
+            urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        server.kill()
+        pytest.fail("JupyterLab did not start within 60 s")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser, base, root
+        browser.close()
+    server.terminate()
+    server.wait(timeout=30)
+
+
+@pytest.mark.parametrize("assignment", COURSE.assignments())
+def test_release_notebook_runs_in_jupyterlab(lab, assignment):
+    browser, base, root = lab
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    browser_copy(assignment, root)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{base}/lab/tree/{assignment}/{assignment}.ipynb?token={TOKEN}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+
+    page.click("li.lm-MenuBar-item:has-text('Run')")
+    page.click("li.lm-Menu-item:has-text('Run All Cells')")
+    # Done when the last code cell has an execution count and the kernel is idle again.
+    page.wait_for_function(
+        """() => {
+            const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];
+            const last = prompts[prompts.length - 1];
+            const idle = document.querySelector(".jp-Notebook-ExecutionIndicator[data-status='idle']");
+            return last && /\\[\\d+\\]/.test(last.textContent) && idle;
+        }""", timeout=240_000)
+    widgets = page.locator(".jp-OutputArea .jupyter-widgets").count()
+    page.keyboard.press("Control+s")
+    page.wait_for_timeout(1500)
+    widget_visible = False
+    if widgets:  # the screenshot shows the first widget as a student sees it
+        page.evaluate("document.querySelector('.jp-OutputArea .jupyter-widgets')"
+                      ".scrollIntoView({block: 'center'})")
+        page.wait_for_timeout(1000)
+        widget_visible = page.locator(".jp-OutputArea .jupyter-widgets input").first.is_visible()
+    page.screenshot(path=str(ARTIFACTS / f"{assignment}.png"), full_page=False)
+    page.close()
+
+    saved = nbformat.read(str(root / assignment / f"{assignment}.ipynb"), as_version=4)
+    code = [c for c in saved.cells if c.cell_type == "code"]
+    assert all(c.get("execution_count") for c in code), "some cells never ran"
+    errors = [(cells.grade_id(c) or i, o.ename) for i, c in enumerate(code) for o in c.outputs
+              if o.output_type == "error"]
+    assert errors and {e for _, e in errors} == {"NotImplementedError"}, errors
+    reference = cells.read(COURSE.reference_notebook(assignment))
+    expects_widgets = any("application/vnd.jupyter.widget-view+json" in o.get("data", {})
+                          for c in reference.cells if c.cell_type == "code" for o in c.outputs)
+    if expects_widgets:
+        assert widgets > 0 and widget_visible, "the notebook displays widgets, but none rendered in JupyterLab"
