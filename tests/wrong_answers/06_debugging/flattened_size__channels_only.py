@@ -1,0 +1,12 @@
+# Mistake: returns the number of output channels (out.shape[1]) and forgets the height and width of the feature maps.
+def flattened_size(features, input_shape):
+    """Number of features one example of shape `input_shape` has after `features`, as an int."""
+    first = next(features.parameters(), None)
+    device = first.device if first is not None else torch.device("cpu")
+    dtype = first.dtype if first is not None else torch.float32
+    was_training = features.training
+    features.eval()
+    with torch.no_grad():
+        out = features(torch.zeros(1, *input_shape, device=device, dtype=dtype))
+    features.train(was_training)
+    return int(out.shape[1])

@@ -1,0 +1,11 @@
+# Mistake: runs the dummy pass with gradient tracking on (no torch.no_grad()), so autograd records a graph for a pass nobody will differentiate.
+def flattened_size(features, input_shape):
+    """Number of features one example of shape `input_shape` has after `features`, as an int."""
+    first = next(features.parameters(), None)
+    device = first.device if first is not None else torch.device("cpu")
+    dtype = first.dtype if first is not None else torch.float32
+    was_training = features.training
+    features.eval()
+    out = features(torch.zeros(1, *input_shape, device=device, dtype=dtype))
+    features.train(was_training)
+    return int(out[0].numel())

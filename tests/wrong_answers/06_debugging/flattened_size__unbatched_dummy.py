@@ -1,0 +1,14 @@
+# Mistake: builds the dummy input as torch.zeros(input_shape), without a batch axis; a convolution accepts that as one unbatched example, but batch norm needs the batch axis and fails.
+def flattened_size(features, input_shape):
+    """Number of features one example of shape `input_shape` has after `features`, as an int."""
+    first = next(features.parameters(), None)
+    device = first.device if first is not None else torch.device("cpu")
+    dtype = first.dtype if first is not None else torch.float32
+    was_training = features.training
+    features.eval()
+    try:
+        with torch.no_grad():
+            out = features(torch.zeros(*input_shape, device=device, dtype=dtype))
+    finally:
+        features.train(was_training)
+    return int(out.numel())

@@ -1,0 +1,18 @@
+# Mistake: registers a forward hook on every leaf and never removes them, so every later forward pass keeps running (and appending to) the old hooks.
+def trace_shapes(model, x):
+    """[(leaf module name, output shape), ...] for every leaf call of model(x), in the order they ran."""
+    trace = []
+
+    def make_hook(name):
+        def hook(module, inputs, output):
+            trace.append((name, tuple(output.shape)))
+        return hook
+
+    for name, module in model.named_modules():
+        if not list(module.children()):
+            module.register_forward_hook(make_hook(name))
+    try:
+        model(x)
+    except Exception:
+        pass
+    return trace
