@@ -1,0 +1,9 @@
+# Mistake: restores the model and the scheduler but not the optimizer (momentum and learning rate restart).
+def load_checkpoint(path, model, optimizer, scheduler, device):
+    checkpoint = torch.load(path, map_location=device, weights_only=True)
+    model.to(device)
+    model.load_state_dict(checkpoint["model"])
+    scheduler.load_state_dict(checkpoint["scheduler"])
+    torch.set_rng_state(checkpoint["rng"].cpu())
+    torch.cuda.set_rng_state_all([state.cpu() for state in checkpoint["cuda_rng"]])
+    return checkpoint["epoch"] + 1
