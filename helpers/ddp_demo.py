@@ -1,0 +1,255 @@
+"""Real data-parallel training: torch.distributed + DistributedDataParallel in separate processes.
+
+A notebook cannot be one of the processes of a distributed job (each process must run the
+same importable code from the start), so the training lives in this module and the notebook
+starts it with `run_ddp_demo()`:
+
+    result = run_ddp_demo(world_size=2, steps=3)
+
+which runs `python -m helpers.ddp_demo --rank R --world-size 2 --port P ...` once per rank,
+waits at most `timeout_s` seconds, always leaves no process behind, and returns what every
+rank reported (JSON on its last line of output) as a dict:
+
+    {"backend": "gloo", "world_size": 2, "ranks": [report of rank 0, report of rank 1]}
+
+Each rank's report holds its device, the rows of the batch it trained on, whether the
+parameters were identical on every rank before and after wrapping the model in DDP, and,
+for every step, its own shard's loss, the mean loss over all ranks, whether the parameters
+are bit-for-bit identical on every rank, and whether they match one process that trained
+the same model on the whole batch. Everything in a report is deterministic for a given seed
+on a given machine (no timings).
+
+The backend is NCCL when the machine has two or more CUDA GPUs (one per rank) and gloo on
+the CPU otherwise; the port is a free one chosen at run time.
+"""
+
+import argparse
+import copy
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import torch
+from torch import nn
+
+DEFAULT_TIMEOUT_S = 55.0   # below nbgrader's 60 s per cell: a stuck run fails cleanly, it never hangs
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def pick_backend() -> str:
+    """'nccl' when there are two or more CUDA GPUs and NCCL is built in, else 'gloo' (CPU)."""
+    import torch.distributed as dist
+
+    if torch.cuda.is_available() and torch.cuda.device_count() >= 2 and dist.is_nccl_available():
+        return "nccl"
+    return "gloo"
+
+
+def make_batch(batch_size: int = 16, num_features: int = 4, seed: int = 0):
+    """The whole batch `(x, y)` of a small regression problem; every rank builds the same one."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(batch_size, num_features, generator=g)
+    w = torch.randn(num_features, 1, generator=g)
+    y = x @ w + 0.1 * torch.randn(batch_size, 1, generator=g)
+    return x, y
+
+
+def make_model(num_features: int = 4, hidden: int = 8, seed: int = 0) -> nn.Module:
+    """A two-layer MLP whose initial weights depend only on `seed`."""
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(num_features, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+
+
+def _flat_parameters(model: nn.Module) -> torch.Tensor:
+    return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+
+
+def _identical_on_every_rank(model: nn.Module) -> bool:
+    """All-gather this rank's parameters and compare them bit for bit with every other rank's."""
+    import torch.distributed as dist
+
+    mine = _flat_parameters(model)
+    everyone = [torch.empty_like(mine) for _ in range(dist.get_world_size())]
+    dist.all_gather(everyone, mine)
+    return all(torch.equal(other, everyone[0]) for other in everyone)
+
+
+def train_rank(rank: int, world_size: int, port: int, backend: str = "gloo", steps: int = 3,
+               batch_size: int = 16, lr: float = 0.1, seed: int = 0) -> dict:
+    """Run one rank of the data-parallel job; returns this rank's report (see the module docstring).
+
+    Called in its own process by `main()`; every rank of the job must call it with the same
+    arguments except `rank`.
+    """
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+
+    if batch_size % world_size:
+        raise ValueError(f"batch_size {batch_size} does not split evenly over {world_size} ranks")
+    torch.set_num_threads(1)  # one core per process: the ranks already run side by side
+    device = torch.device(f"cuda:{rank}") if backend == "nccl" else torch.device("cpu")
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    dist.init_process_group(backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=world_size, timeout=timedelta(seconds=30))
+    try:
+        # Seeded differently on purpose: DDP must make the replicas equal, not luck.
+        model = make_model(seed=seed + 1000 * rank).to(device)
+        identical_before = _identical_on_every_rank(model)
+        ddp_model = DistributedDataParallel(model, device_ids=[rank] if device.type == "cuda" else None)
+        identical_after_wrap = _identical_on_every_rank(model)
+
+        # One process on the whole batch, for comparison: what data parallelism must reproduce.
+        single = copy.deepcopy(model)
+        single_optimizer = torch.optim.SGD(single.parameters(), lr=lr)
+        optimizer = torch.optim.SGD(ddp_model.parameters(), lr=lr)
+        loss_fn = nn.MSELoss()
+
+        x, y = make_batch(batch_size, seed=seed)
+        x, y = x.to(device), y.to(device)
+        per_rank = batch_size // world_size
+        start, stop = rank * per_rank, (rank + 1) * per_rank
+        x_shard, y_shard = x[start:stop], y[start:stop]
+
+        history = []
+        for step in range(1, steps + 1):
+            optimizer.zero_grad()
+            loss = loss_fn(ddp_model(x_shard), y_shard)
+            loss.backward()          # DDP all-reduces (averages) the gradients during backward
+            optimizer.step()         # every rank applies the same averaged gradient
+
+            single_optimizer.zero_grad()
+            loss_fn(single(x), y).backward()
+            single_optimizer.step()
+
+            mean_loss = loss.detach().clone()
+            dist.all_reduce(mean_loss)           # a sum over ranks ...
+            mean_loss /= world_size              # ... made a mean
+            history.append({
+                "step": step,
+                "shard_loss": loss.item(),
+                "mean_loss": mean_loss.item(),
+                "params_identical_across_ranks": _identical_on_every_rank(model),
+                "matches_single_process": torch.allclose(_flat_parameters(model), _flat_parameters(single),
+                                                         rtol=1e-5, atol=1e-6),
+            })
+        return {"rank": rank, "world_size": world_size, "backend": backend, "device": str(device),
+                "shard_rows": [start, stop], "batch_size": batch_size,
+                "identical_before_ddp": identical_before, "identical_after_wrap": identical_after_wrap,
+                "steps": history}
+    finally:
+        dist.destroy_process_group()
+
+
+def run_processes(commands: list[list[str]], timeout_s: float, env: dict | None = None) -> list[str]:
+    """Run the commands side by side; returns each one's stdout.
+
+    Raises TimeoutError when they are not all done after `timeout_s` seconds and RuntimeError
+    (with the failing command's stderr) as soon as one exits with an error. Either way, and on
+    success, every process has ended when this returns: nothing is left behind.
+    """
+    deadline = time.monotonic() + timeout_s
+    with tempfile.TemporaryDirectory(prefix="ddp-demo-") as tmp:
+        outs = [open(Path(tmp) / f"{i}.out", "w+") for i in range(len(commands))]
+        errs = [open(Path(tmp) / f"{i}.err", "w+") for i in range(len(commands))]
+        procs = []
+        try:
+            for cmd, out, err in zip(commands, outs, errs):
+                procs.append(subprocess.Popen(cmd, stdout=out, stderr=err, env=env, stdin=subprocess.DEVNULL))
+            while True:
+                codes = [p.poll() for p in procs]  # poll every process: poll() is what sets returncode
+                if all(code is not None for code in codes):
+                    break
+                failed = [i for i, code in enumerate(codes) if code not in (None, 0)]
+                if failed:
+                    i = failed[0]
+                    errs[i].seek(0)
+                    raise RuntimeError(f"process {i} exited with code {procs[i].returncode}:\n"
+                                       + errs[i].read()[-3000:])
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"the processes were still running after {timeout_s:g} s; all were stopped")
+                time.sleep(0.02)
+            for i, p in enumerate(procs):
+                if p.returncode != 0:
+                    errs[i].seek(0)
+                    raise RuntimeError(f"process {i} exited with code {p.returncode}:\n" + errs[i].read()[-3000:])
+            texts = []
+            for out in outs:
+                out.seek(0)
+                texts.append(out.read())
+            return texts
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                p.wait()
+            for f in outs + errs:
+                f.close()
+
+
+def _child_env() -> dict:
+    """The environment for the rank processes: this package importable, one thread each."""
+    env = dict(os.environ)
+    package_root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    env["OMP_NUM_THREADS"] = "1"
+    return env
+
+
+def run_ddp_demo(world_size: int = 2, steps: int = 3, batch_size: int = 16, seed: int = 0,
+                 backend: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:
+    """Train with DDP in `world_size` fresh processes; returns every rank's report.
+
+    `backend` defaults to `pick_backend()`. Raises TimeoutError if the job takes longer than
+    `timeout_s` seconds (the processes are stopped) and RuntimeError if a rank fails.
+    """
+    backend = backend or pick_backend()
+    if backend == "nccl" and torch.cuda.device_count() < world_size:
+        raise ValueError(f"NCCL needs one GPU per rank: {world_size} ranks, {torch.cuda.device_count()} GPUs")
+    for attempt in range(2):  # the free port can be taken between choosing it and binding it: retry once
+        port = free_port()
+        commands = [[sys.executable, "-m", "helpers.ddp_demo", "--rank", str(rank), "--world-size", str(world_size),
+                     "--port", str(port), "--backend", backend, "--steps", str(steps),
+                     "--batch-size", str(batch_size), "--seed", str(seed)]
+                    for rank in range(world_size)]
+        try:
+            outputs = run_processes(commands, timeout_s, env=_child_env())
+            break
+        except RuntimeError as error:
+            if attempt == 0 and "address already in use" in str(error).lower():
+                continue
+            raise
+    reports = [json.loads(text.strip().splitlines()[-1]) for text in outputs]
+    return {"backend": backend, "world_size": world_size, "ranks": reports}
+
+
+def main(argv=None) -> None:
+    """Command line of one rank: prints the rank's report as one JSON line."""
+    parser = argparse.ArgumentParser(description="One rank of the course's DDP demonstration.")
+    parser.add_argument("--rank", type=int, required=True)
+    parser.add_argument("--world-size", type=int, required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--backend", default="gloo", choices=["gloo", "nccl"])
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    report = train_rank(args.rank, args.world_size, args.port, backend=args.backend, steps=args.steps,
+                        batch_size=args.batch_size, seed=args.seed)
+    print(json.dumps(report), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""helpers.ddp_demo: the launcher never hangs or leaves processes behind, and the DDP run is right."""
+
+import os
+import socket
+import sys
+import time
+from unittest import mock
+
+import pytest
+import torch
+
+from helpers import ddp_demo
+
+
+def test_free_port_can_be_bound():
+    port = ddp_demo.free_port()
+    assert 1024 <= port <= 65535
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", port))
+
+
+@pytest.mark.parametrize("available, count, nccl, expected", [
+    (False, 0, False, "gloo"),
+    (True, 1, True, "gloo"),
+    (True, 2, False, "gloo"),
+    (True, 2, True, "nccl"),
+    (True, 8, True, "nccl"),
+])
+def test_pick_backend_uses_nccl_only_with_two_gpus(available, count, nccl, expected):
+    with mock.patch("torch.cuda.is_available", return_value=available), \
+            mock.patch("torch.cuda.device_count", return_value=count), \
+            mock.patch("torch.distributed.is_nccl_available", return_value=nccl):
+        assert ddp_demo.pick_backend() == expected
+
+
+def test_batch_and_model_depend_only_on_the_seed():
+    x1, y1 = ddp_demo.make_batch(8, seed=3)
+    x2, y2 = ddp_demo.make_batch(8, seed=3)
+    assert torch.equal(x1, x2) and torch.equal(y1, y2)
+    assert x1.shape == (8, 4) and y1.shape == (8, 1)
+    a, b, c = ddp_demo.make_model(seed=1), ddp_demo.make_model(seed=1), ddp_demo.make_model(seed=2)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    assert not all(torch.equal(p, q) for p, q in zip(a.parameters(), c.parameters()))
+
+
+def test_run_processes_returns_each_stdout():
+    outs = ddp_demo.run_processes([[sys.executable, "-c", f"print({i} * 7)"] for i in range(2)], timeout_s=30)
+    assert [o.strip() for o in outs] == ["0", "7"]
+
+
+def _pid_of_sleeper(tmp_path, name):
+    pid_file = tmp_path / name
+    code = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
+    return pid_file, [sys.executable, "-c", code]
+
+
+def _gone(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_run_processes_times_out_and_stops_everything(tmp_path):
+    pid_file, sleeper = _pid_of_sleeper(tmp_path, "sleeper.pid")
+    start = time.monotonic()
+    with pytest.raises(TimeoutError):
+        ddp_demo.run_processes([sleeper], timeout_s=3)
+    assert time.monotonic() - start < 20
+    if pid_file.exists() and pid_file.read_text():  # the sleeper got far enough to say who it is
+        assert _gone(int(pid_file.read_text()))
+
+
+def test_one_failing_process_stops_the_others_at_once(tmp_path):
+    pid_file, sleeper = _pid_of_sleeper(tmp_path, "other.pid")
+    failing = [sys.executable, "-c", "import sys; sys.exit('rank 1 broke')"]
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="rank 1 broke"):
+        ddp_demo.run_processes([sleeper, failing], timeout_s=60)
+    assert time.monotonic() - start < 30
+    if pid_file.exists() and pid_file.read_text():
+        assert _gone(int(pid_file.read_text()))
+
+
+def test_train_rank_refuses_a_batch_that_does_not_split():
+    with pytest.raises(ValueError):
+        ddp_demo.train_rank(0, 3, ddp_demo.free_port(), batch_size=16)
+
+
+def test_nccl_without_enough_gpus_is_refused():
+    with mock.patch("torch.cuda.device_count", return_value=1):
+        with pytest.raises(ValueError, match="one GPU per rank"):
+            ddp_demo.run_ddp_demo(world_size=2, backend="nccl")
+
+
+def test_two_process_ddp_keeps_ranks_identical_and_matches_one_process():
+    # The real thing, kept quick: two gloo processes, two steps on a batch of 8.
+    result = ddp_demo.run_ddp_demo(world_size=2, steps=2, batch_size=8, backend="gloo", timeout_s=90)
+    assert result["backend"] == "gloo" and result["world_size"] == 2
+    rank0, rank1 = result["ranks"]
+    assert (rank0["rank"], rank1["rank"]) == (0, 1)
+    assert (rank0["shard_rows"], rank1["shard_rows"]) == ([0, 4], [4, 8])
+    assert rank0["identical_before_ddp"] is False      # seeded differently on purpose
+    assert rank0["identical_after_wrap"] is True        # DDP broadcast rank 0's weights
+    for s0, s1 in zip(rank0["steps"], rank1["steps"], strict=True):
+        assert s0["params_identical_across_ranks"] and s1["params_identical_across_ranks"]
+        assert s0["matches_single_process"] and s1["matches_single_process"]
+        assert s0["mean_loss"] == pytest.approx((s0["shard_loss"] + s1["shard_loss"]) / 2, rel=1e-5)
+        assert s0["mean_loss"] == s1["mean_loss"]
+    assert len(rank0["steps"]) == 2
+    assert rank0["steps"][1]["mean_loss"] < rank0["steps"][0]["mean_loss"]
