@@ -1,0 +1,14 @@
+# Mistake: adds up the loss tensors, which keeps every batch's graph alive and returns a tensor, not a float.
+def train_one_epoch(model, loader, loss_fn, optimizer, device):
+    """Train `model` for one pass over `loader`; return the mean training loss over samples as a float."""
+    model.train()
+    total_loss, total_samples = 0.0, 0
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total_loss = total_loss + loss * len(x)
+        total_samples += len(x)
+    return total_loss / total_samples
