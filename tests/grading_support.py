@@ -8,6 +8,7 @@ while the number of autograde runs stays small. For the loss of points to be the
 answer's own, a wrong answer is self-contained: it calls no other exercise's function.
 """
 
+import copy
 import functools
 import re
 import tempfile
@@ -82,6 +83,13 @@ class GradedAssignment:
         return "\n".join(lines)
 
 
+def lean(nb):
+    """`nb` with only its nbgrader cells: what tests need, without the demonstrations."""
+    slim = copy.deepcopy(nb)
+    slim.cells = [c for c in slim.cells if cells.nbgrader_meta(c)]
+    return slim
+
+
 _KEEP = {}  # temp dirs must outlive the fixture: failure messages read the autograded notebooks
 
 
@@ -95,6 +103,11 @@ def grade(assignment: str) -> GradedAssignment:
 
     submit(course_dir, assignment, "reference", with_answers(release, reference_answers(source)))
     submit(course_dir, assignment, "untouched", release)
+    # Wrong answers are graded in lean notebooks: only the nbgrader cells (setup, solutions,
+    # tests, self-check), as if a student had deleted every demonstration. That is several
+    # times faster, and "reference_lean" scoring full marks proves it loses nothing.
+    lean_release = lean(release)
+    submit(course_dir, assignment, "reference_lean", with_answers(lean_release, reference_answers(source)))
     by_exercise: dict[str, list[WrongAnswer]] = {}
     for wrong in wrong_answers(assignment):
         by_exercise.setdefault(wrong.exercise, []).append(wrong)
@@ -105,7 +118,7 @@ def grade(assignment: str) -> GradedAssignment:
         # Exercises without a k-th wrong answer get the reference answer, so that a notebook whose
         # later cells build on earlier exercises still runs.
         answers = reference_answers(source) | {ex: w.code for ex, w in picked.items()}
-        submit(course_dir, assignment, student, with_answers(release, answers))
+        submit(course_dir, assignment, student, with_answers(lean_release, answers))
         wrong_student.update({w.id: student for w in picked.values()})
 
     run_nbgrader(course_dir, "autograde", assignment, "--force")

@@ -23,6 +23,14 @@ def test_reference_answers_get_full_marks(assignment):
 
 
 @pytest.mark.parametrize("assignment", [in_group(a) for a in ASSIGNMENTS])
+def test_reference_answers_get_full_marks_without_the_demonstrations(assignment):
+    graded = grade(assignment)
+    score, max_score = graded.total("reference_lean")
+    assert score == max_score, (f"the lean notebook that wrong answers are graded in loses points even with the "
+                                f"reference answers ({score}/{max_score}):\n{graded.failures('reference_lean')}")
+
+
+@pytest.mark.parametrize("assignment", [in_group(a) for a in ASSIGNMENTS])
 def test_untouched_release_scores_zero(assignment):
     graded = grade(assignment)
     score, max_score = graded.total("untouched")
