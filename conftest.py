@@ -1,0 +1,12 @@
+"""Repository-wide pytest hooks."""
+
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(items):
+    # nbval runs a notebook's cells in order in one kernel: all cells of a notebook must
+    # stay on one xdist worker (pyproject's addopts use --dist loadgroup).
+    for item in items:
+        if item.nodeid.split("::")[0].endswith(".ipynb"):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))

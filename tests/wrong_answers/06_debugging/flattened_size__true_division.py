@@ -1,0 +1,14 @@
+# Mistake: divides the output's numel by the batch size with /, which gives a float (256.0), not an int.
+def flattened_size(features, input_shape):
+    """Number of features one example of shape `input_shape` has after `features`, as an int."""
+    first = next(features.parameters(), None)
+    device = first.device if first is not None else torch.device("cpu")
+    dtype = first.dtype if first is not None else torch.float32
+    was_training = features.training
+    features.eval()
+    try:
+        with torch.no_grad():
+            out = features(torch.zeros(2, *input_shape, device=device, dtype=dtype))
+    finally:
+        features.train(was_training)
+    return out.numel() / out.shape[0]

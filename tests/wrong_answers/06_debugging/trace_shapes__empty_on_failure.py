@@ -1,0 +1,20 @@
+# Mistake: returns an empty list when the forward pass fails, throwing away the partial trace that shows where it broke.
+def trace_shapes(model, x):
+    """[(leaf module name, output shape), ...] for every leaf call of model(x), in the order they ran."""
+    trace = []
+
+    def make_hook(name):
+        def hook(module, inputs, output):
+            trace.append((name, tuple(output.shape)))
+        return hook
+
+    handles = [module.register_forward_hook(make_hook(name))
+               for name, module in model.named_modules() if not list(module.children())]
+    try:
+        model(x)
+    except Exception:
+        return []
+    finally:
+        for handle in handles:
+            handle.remove()
+    return trace
