@@ -22,10 +22,16 @@ def main(argv: list[str] | None = None) -> int:
     p_publish = sub.add_parser("publish", help="write the student-facing tree to DIR, refusing any leak")
     p_publish.add_argument("dir", type=Path, help="a new or empty folder")
 
+    sub.add_parser("gpu-check", help="on a CUDA machine: nbval with GPU paths, memory and speed report "
+                                     "(docs/gpu-report.md); without CUDA, says so and changes nothing")
+
     args = parser.parse_args(argv)
     course = Course.find(args.root)
     assignments = course.resolve(getattr(args, "assignments", None))
 
+    if args.command == "gpu-check":
+        from .gpu_check import gpu_check
+        return gpu_check(course)
     if args.command == "build":
         from .build import build
         build(course, assignments)
