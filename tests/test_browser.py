@@ -100,9 +100,10 @@ def test_release_notebook_runs_in_jupyterlab(lab, assignment):
     browser_copy(assignment, root)
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     # A workspace of its own, reset: no notebook from an earlier test is restored beside this one.
-    page.goto(f"{base}/lab/workspaces/{assignment}/tree/{assignment}/{assignment}.ipynb?reset&token={TOKEN}")
-    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+    page.goto(f"{base}/lab/tree/{assignment}/{assignment}.ipynb?reset&token={TOKEN}")
+    panel = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook in front, whatever else is open
+    page.wait_for_selector(f"{panel} .jp-Notebook .jp-Cell", timeout=60_000)
+    page.wait_for_selector(f"{panel} .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
 
     page.click("li.lm-MenuBar-item:has-text('Run')")
     page.click("li.lm-Menu-item:has-text('Run All Cells')")
@@ -125,6 +126,9 @@ def test_release_notebook_runs_in_jupyterlab(lab, assignment):
         widget_visible = page.evaluate("[...document.querySelectorAll('.jp-OutputArea .jupyter-widgets')]"
                                        ".some(w => w.offsetWidth > 0 && w.offsetHeight > 0)")
     page.screenshot(path=str(ARTIFACTS / f"{assignment}.png"), full_page=False)
+    page.click("li.lm-MenuBar-item:has-text('File')")
+    page.click("li.lm-Menu-item:has-text('Close All Tabs')")  # the next notebook opens alone
+    page.wait_for_timeout(1000)
     page.close()
 
     saved = nbformat.read(str(root / assignment / f"{assignment}.ipynb"), as_version=4)
