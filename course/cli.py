@@ -4,6 +4,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .grade import CSV_NAME, REPORT_NAME
 from .paths import Course
 
 
@@ -22,12 +23,40 @@ def main(argv: list[str] | None = None) -> int:
     p_publish = sub.add_parser("publish", help="write the student-facing tree to DIR, refusing any leak")
     p_publish.add_argument("dir", type=Path, help="a new or empty folder")
 
+    p_grade = sub.add_parser("grade", help="autograde every submission in parallel, sandboxed, with a report",
+                             description="Autograde submitted/<student>/<assignment>/ in the class folder with "
+                                         "nbgrader, each student kernel in a sandbox; write autograded/, feedback/, "
+                                         f"the gradebook, {CSV_NAME} and {REPORT_NAME}.")
+    p_grade.add_argument("assignments", nargs="*", help="default: every assignment in source/")
+    _grading_options(p_grade)
+    p_grade.add_argument("--class-dir", type=Path, default=None,
+                         help="the nbgrader course folder holding submitted/ and gradebook.db (default: the checkout)")
+    p_grade.add_argument("--force", action="store_true", help="regrade submissions already graded and unchanged")
+    p_grade.add_argument("--no-feedback", action="store_true", help="do not write feedback HTML")
+
+    p_demo = sub.add_parser("demo", help="make a demo class (full, partial, blank and bad submissions) and grade it")
+    p_demo.add_argument("--dir", type=Path, default=None, help="where to make it (default: build/demo in the checkout)")
+    _grading_options(p_demo)
+
     sub.add_parser("gpu-check", help="on a CUDA machine: nbval with GPU paths, memory and speed report "
                                      "(docs/gpu-report.md); without CUDA, says so and changes nothing")
 
     args = parser.parse_args(argv)
     course = Course.find(args.root)
     assignments = course.resolve(getattr(args, "assignments", None))
+
+    if args.command in ("grade", "demo"):
+        from .sandbox import SandboxUnavailable
+        try:
+            if args.command == "grade":
+                return _grade(course, assignments, args)
+            from .demo import demo
+            return demo(course, args.dir or course.root / "build" / "demo", _grade_options(args))
+        except SandboxUnavailable as error:
+            print(f"course {args.command}: refusing to run student code without a sandbox: {error}\n"
+                  "Install bubblewrap (apt-get install bubblewrap), or pass --allow-unsandboxed to accept "
+                  "the risk; the report then says so.", file=sys.stderr)
+            return 2
 
     if args.command == "gpu-check":
         from .gpu_check import gpu_check
@@ -57,6 +86,58 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     parser.error(f"unknown command {args.command}")
     return 2
+
+
+def _grading_options(p: argparse.ArgumentParser) -> None:
+    from .pool import default_jobs
+    from .sandbox import Limits
+
+    d = Limits()
+    p.add_argument("--jobs", "-j", type=int, default=default_jobs(),
+                   help="notebooks graded at once (default: the CPU count)")
+    p.add_argument("--memory", type=_size, default=d.memory, help="memory per kernel process, e.g. 2G (default 2G)")
+    p.add_argument("--processes", type=int, default=d.processes,
+                   help=f"processes and threads per kernel (default {d.processes})")
+    p.add_argument("--cell-timeout", type=int, default=None,
+                   help="seconds per cell (default: Execute.timeout from nbgrader_config.py)")
+    p.add_argument("--notebook-timeout", type=int, default=d.notebook_timeout,
+                   help=f"seconds per notebook, all cells together (default {d.notebook_timeout})")
+    p.add_argument("--allow-unsandboxed", action="store_true",
+                   help="grade even where no sandbox can be set up (student code then runs with your rights; "
+                        "the report says so)")
+
+
+def _size(text: str) -> int:
+    """'2G', '512M', '2GiB' or a number of bytes."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip().upper().removesuffix("B").removesuffix("I")
+    if text and text[-1] in units:
+        return int(float(text[:-1]) * units[text[-1]])
+    return int(text)
+
+
+def _grade_options(args):
+    from .grade import GradeOptions
+    from .sandbox import Limits
+
+    limits = Limits(memory=args.memory, processes=args.processes, cell_timeout=args.cell_timeout,
+                    notebook_timeout=args.notebook_timeout)
+    return GradeOptions(jobs=max(1, args.jobs), force=getattr(args, "force", False),
+                        allow_unsandboxed=args.allow_unsandboxed, limits=limits,
+                        feedback=not getattr(args, "no_feedback", False))
+
+
+def _grade(course: Course, assignments: list[str], args) -> int:
+    from .grade import grade
+
+    class_dir = (args.class_dir or course.root).resolve()
+    run = grade(course, class_dir, assignments, _grade_options(args))
+    print(run.table)
+    print()
+    print(run.report)
+    print(f"\ngradebook: {class_dir / 'gradebook.db'}   grades: {class_dir / CSV_NAME}   "
+          f"report: {class_dir / REPORT_NAME}   feedback: {class_dir / 'feedback'}/")
+    return 0
 
 
 if __name__ == "__main__":

@@ -34,11 +34,14 @@ def scratch_course(course: Course, assignments: list[str], where: Path) -> Path:
     return where
 
 
-def run_nbgrader(course_dir: Path, *args: str, timeout: float | None = None) -> str:
-    """Run `nbgrader ARGS` on `course_dir`; returns its log, raises NbgraderError on failure."""
+def run_nbgrader(course_dir: Path, *args: str, timeout: float | None = None, db_url: str | None = None) -> str:
+    """Run `nbgrader ARGS` on `course_dir`; returns its log, raises NbgraderError on failure.
+
+    The gradebook is `course_dir`'s own unless `db_url` names another one.
+    """
     cmd = [sys.executable, "-m", "nbgrader", *args,
            f"--CourseDirectory.root={course_dir}",
-           f"--CourseDirectory.db_url=sqlite:///{course_dir / 'gradebook.db'}"]
+           f"--CourseDirectory.db_url={db_url or 'sqlite:///' + str(course_dir / 'gradebook.db')}"]
     proc = subprocess.run(cmd, cwd=course_dir, capture_output=True, text=True, timeout=timeout)
     log = proc.stdout + proc.stderr
     if proc.returncode != 0:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from course import cells
 from course.paths import Course
@@ -53,6 +54,54 @@ def browser_copy(assignment: str, dest: Path) -> Path:
             cell.metadata.setdefault("tags", []).append("raises-exception")
     nbformat.write(nb, str(path))
     return path
+
+
+# The state of every code cell's prompt: "" (never ran), "*" (running or queued) or a number.
+PROMPTS_JS = """() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell')]
+    .map(c => (c.querySelector('.jp-InputArea-prompt')?.textContent || '').replace(/[\\[\\]:\\s]/g, ''))"""
+IDLE_JS = "() => !!document.querySelector(\".jp-Notebook-ExecutionIndicator[data-status='idle']\")"
+ERRORS_JS = """() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell')]
+    .map((c, i) => [i, c.querySelector('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
+                          ?.textContent.trim().split('\\n').pop()])
+    .filter(([i, e]) => e)"""
+
+
+def run_all_cells(page, panel: str) -> None:
+    """Run > Run All Cells, and make sure the run started: the menu item is disabled, and a
+    click on it does nothing, until the notebook is the current widget (on a slow machine it
+    may not be yet when the page looks ready), so focus it first and retry."""
+    page.click(f"{panel} .jp-Cell >> nth=0")
+    for _ in range(3):
+        page.click("li.lm-MenuBar-item:has-text('Run')")
+        page.click("li.lm-Menu-item:has-text('Run All Cells') >> nth=0")
+        try:
+            page.wait_for_function(f"() => ({PROMPTS_JS})().some(p => p !== '')", timeout=30_000)
+            return
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+            page.click(f"{panel} .jp-Cell >> nth=0")
+    raise AssertionError("Run All Cells did not start the notebook")
+
+
+def wait_until_run_ends(page, assignment: str, limit: float = 420, stalled_after: float = 30) -> None:
+    """Wait until every code cell has run; fail early, saying where, if the run stopped short
+    (a cell raised an error the test did not expect, or the kernel died)."""
+    deadline = time.monotonic() + limit
+    stopped_since = None
+    while time.monotonic() < deadline:
+        prompts = page.evaluate(PROMPTS_JS)
+        idle = page.evaluate(IDLE_JS)
+        if idle and prompts and all(p.isdigit() for p in prompts):
+            return
+        stopped = idle and "*" not in prompts
+        stopped_since = (stopped_since or time.monotonic()) if stopped else None
+        if stopped_since and time.monotonic() - stopped_since > stalled_after:
+            break
+        page.wait_for_timeout(1000)
+    page.screenshot(path=str(ARTIFACTS / f"{assignment}-stopped.png"), full_page=False)
+    first_unrun = next((i for i, p in enumerate(prompts) if not p.isdigit()), None)
+    raise AssertionError(f"{assignment}: the run stopped at code cell {first_unrun} of {len(prompts)} "
+                         f"(prompts {prompts}); errors shown: {page.evaluate(ERRORS_JS)}")
 
 
 @pytest.fixture(scope="module")
@@ -105,16 +154,8 @@ def test_release_notebook_runs_in_jupyterlab(lab, assignment):
     page.wait_for_selector(f"{panel} .jp-Notebook .jp-Cell", timeout=60_000)
     page.wait_for_selector(f"{panel} .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
 
-    page.click("li.lm-MenuBar-item:has-text('Run')")
-    page.click("li.lm-Menu-item:has-text('Run All Cells')")
-    # Done when the last code cell has an execution count and the kernel is idle again.
-    page.wait_for_function(
-        """() => {
-            const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];
-            const last = prompts[prompts.length - 1];
-            const idle = document.querySelector(".jp-Notebook-ExecutionIndicator[data-status='idle']");
-            return last && /\\[\\d+\\]/.test(last.textContent) && idle;
-        }""", timeout=480_000)
+    run_all_cells(page, panel)
+    wait_until_run_ends(page, assignment)
     widgets = page.locator(".jp-OutputArea .jupyter-widgets").count()
     page.keyboard.press("Control+s")
     page.wait_for_timeout(1500)

@@ -1,0 +1,293 @@
+"""nbgrader's Execute step, run in a sandbox and hardened against bad submissions.
+
+`GuardedExecute` replaces `Execute` in `Autograde.autograde_preprocessors` (see
+`course.worker`). For an honest notebook it gives the very outputs and scores that
+nbgrader's own Execute gives; what it adds only matters when something goes wrong:
+
+- the kernel starts in `course.sandbox` (no network, no course files, limits);
+- a time limit for the whole notebook on top of nbgrader's per-cell `Execute.timeout`:
+  cells that would start after it are not run and get an error output instead;
+- a kernel that dies (`os._exit`, a crash, a limit) or stops answering fails the cell
+  that did it; a fresh kernel then silently re-runs the cells before it, so that later
+  cells are graded as usual instead of failing for lack of state;
+- more output than `output_per_cell` is dropped, with a note (tens of megabytes of
+  printout would otherwise end up in the autograded notebook and the feedback);
+- the integrity guard and canary of `course.integrity` around every test cell.
+
+Every failure it adds is an ordinary error output on the cell, so nbgrader's own
+SaveAutoGrades scores it zero, and its name (`ERROR_NAMES`) tells the report what happened.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+from pathlib import Path
+from queue import Empty
+from time import monotonic
+
+from jupyter_core.utils import ensure_async, run_sync
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import Execute
+from traitlets import Integer, Unicode
+
+from . import integrity
+from .sandbox import Sandbox, kernel_manager_for, kill_strays
+
+KERNEL_DIED = "KernelDied"
+NOTEBOOK_TIMEOUT = "NotebookTimeout"
+INTEGRITY = "GradingIntegrityError"
+NOT_RUN = "CellNotRun"
+OUTPUT_LOST = "OutputLost"
+NOTE = "[course grade: "     # starts the notes this module adds to a cell's output
+ERROR_NAMES = (KERNEL_DIED, NOTEBOOK_TIMEOUT, INTEGRITY, NOT_RUN, OUTPUT_LOST)
+
+_REAP = ("import os\nwhile True:\n    try:\n        if os.waitpid(-1, os.WNOHANG)[0] == 0:\n            break\n"
+         "    except ChildProcessError:\n        break\n")
+_FREE_FRAMES = """
+def _course_free_frames():
+    import gc, inspect, types
+    suspended = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+    for frame in [o for o in gc.get_objects() if isinstance(o, types.FrameType)]:
+        if not frame.f_code.co_flags & suspended:
+            try:
+                frame.clear()
+                frame.f_locals      # re-syncs the locals dict IPython made, dropping what clear() freed
+            except RuntimeError:    # still running
+                pass
+    gc.collect()
+_course_free_frames()
+del _course_free_frames
+"""
+_PROCESS_LIMIT = re.compile(r"BlockingIOError|Resource temporarily unavailable|can't start new thread")
+_MEMORY_LIMIT = re.compile(r"MemoryError|can't allocate memory|not enough memory", re.IGNORECASE)
+
+# Seconds the guard and the canary may take; a kernel slower than this is not answering.
+_QUIET_TIMEOUT = 20
+
+
+def error_output(ename: str, evalue: str) -> NotebookNode:
+    return NotebookNode(output_type="error", ename=ename, evalue=evalue,
+                        traceback=[f"\x1b[0;31m{ename}\x1b[0m: {evalue}"])
+
+
+def is_test_cell(cell) -> bool:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+class GuardedExecute(Execute):
+    """nbgrader's Execute with a sandboxed kernel and the protections listed in the module docstring."""
+
+    sandbox_json = Unicode("", help="course.sandbox.Sandbox.to_json(); empty: nbgrader's own kernel").tag(config=True)
+    scratch_dir = Unicode("", help="a folder for the kernel's home and sockets").tag(config=True)
+    notebook_timeout = Integer(900, help="seconds for all cells of a notebook together").tag(config=True)
+    output_per_cell = Integer(1 << 20, help="bytes of output kept per cell").tag(config=True)
+    max_restarts = Integer(3, help="kernel restarts per notebook before the remaining cells are given up").tag(config=True)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        if self.sandbox_json:
+            sandbox = Sandbox.from_json(self.sandbox_json)
+            self.kernel_manager_class = kernel_manager_for(sandbox, Path(self.scratch_dir))
+            if sandbox.limits.cell_timeout:
+                self.timeout = sandbox.limits.cell_timeout
+
+    # -- the notebook ---------------------------------------------------------------------------
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._deadline = monotonic() + self.notebook_timeout
+        self._ran: list[int] = []           # code cells executed so far, for a replay after a restart
+        self._restarts = 0
+        self._gave_up = ""                  # why no more cells run (no kernel)
+        self._compromised = ""              # why no test can be trusted any more
+        self._output_bytes: dict[int, int] = {}
+        self._dropped: dict[int, int] = {}
+        self._guard = integrity.guard_name()
+        self._guard_ok = False
+        tests = [c.source for c in nb.cells if is_test_cell(c)]
+        self._guarded_modules = integrity.guarded_modules(tests)
+        self.timeout_func = self._cell_timeout
+        return super().preprocess(nb, resources, km)
+
+    def _cell_timeout(self, cell) -> int:
+        remaining = max(1, math.ceil(self._deadline - monotonic()))     # up to the deadline, not short of it
+        return min(self.timeout, remaining) if self.timeout else remaining
+
+    async def async_start_new_kernel_client(self):
+        kc = await super().async_start_new_kernel_client()
+        # Before any student code: remember what the tests rely on.
+        reply = await self._async_quiet(integrity.install_code(self._guard, self._guarded_modules), timeout=120)
+        # A guard that could not be installed checks nothing rather than failing honest tests.
+        self._guard_ok = bool(reply) and reply.get("status") == "ok"
+        return kc
+
+    # nbclient binds its synchronous wrappers to its own coroutine; rebind to this one.
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type != "code" or not cell.source.strip():
+            return super().preprocess_cell(cell, resources, index)
+        if self._gave_up or monotonic() >= self._deadline:
+            reason = self._gave_up or f"the notebook ran past its {self.notebook_timeout} s limit before this cell"
+            cell.outputs = [error_output(NOT_RUN if self._gave_up else NOTEBOOK_TIMEOUT, reason)]
+            cell.execution_count = None
+            return cell, self.resources
+        test = is_test_cell(cell)
+        tampered = self._check_integrity() if test else []
+        try:
+            cell, _ = super().preprocess_cell(cell, resources, index)
+        except DeadKernelError:
+            cell.outputs.append(error_output(KERNEL_DIED, "the kernel died while running this cell "
+                                                          "(os._exit, a crash, or a resource limit)"))
+            self._recover(index)
+            return cell, self.resources
+        except CellTimeoutError:    # nbclient's IOPub timeout: the reply came, the output never finished
+            cell.outputs.append(error_output(OUTPUT_LOST, "the kernel answered but never finished sending "
+                                                          "this cell's output"))
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        if not errors:
+            self._ran.append(index)     # only cells that completed are re-run after a restart
+        self._note_dropped(cell, index)
+        self._after_errors(cell, index, errors)
+        if any(o.get("ename") in ("CellTimeoutError", OUTPUT_LOST) for o in cell.outputs if o.output_type == "error"):
+            if not self._responsive():      # the interrupt did not stop it
+                self._recover(index)
+                return cell, self.resources
+        if test:
+            tampered += self._check_integrity()
+            if tampered:
+                cell.outputs.append(error_output(
+                    INTEGRITY, "student code replaced what the tests rely on (" + ", ".join(sorted(set(tampered))) +
+                               "); this test cannot be trusted and scores zero"))
+            elif not self._compromised and not self._canary():
+                self._compromised = "the kernel stopped reporting failures honestly after this cell"
+            if self._compromised:
+                cell.outputs.append(error_output(INTEGRITY, self._compromised))
+        return cell, self.resources
+
+    def _after_errors(self, cell, index: int, errors) -> None:
+        """Undo what a failed cell left behind that would break the cells after it."""
+        text = " ".join(f"{e.get('ename')}: {e.get('evalue')}" for e in errors)
+        if _PROCESS_LIMIT.search(text) or OUTPUT_LOST in text:
+            # A fork bomb's children are copies of this kernel holding its sockets and the
+            # process budget (lost output is their doing too): end them, the kernel carries on.
+            launcher = getattr(getattr(self.km, "provisioner", None), "pid", None)
+            stopped = kill_strays(launcher) if launcher else 0
+            if stopped:
+                cell.outputs.append(NotebookNode(output_type="stream", name="stdout",
+                                                 text=f"\n{NOTE}{stopped} processes this cell left "
+                                                      "running were stopped]\n"))
+            # The kernel must reap them (a zombie still counts against the process limit), and
+            # may not have survived the process limit itself.
+            if run_sync(self._async_quiet)(_REAP) is None:
+                cell.outputs.append(error_output(KERNEL_DIED, "the kernel died after this cell hit the process limit"))
+                self._recover(index)
+        if _MEMORY_LIMIT.search(text):
+            # IPython keeps the failed cell's finished frames (for %debug and its tracebacks),
+            # and so the memory it grabbed: at the cap every later cell would fail. Empty them.
+            run_sync(self._async_quiet)(_FREE_FRAMES)
+
+    # -- guard and canary ---------------------------------------------------------------------------
+
+    def _check_integrity(self) -> list[str]:
+        if not self._guard_ok:
+            return []
+        reply = run_sync(self._async_quiet)("", {"found": integrity.call_expression(self._guard)})
+        result = (reply or {}).get("user_expressions", {}).get("found", {})
+        if result.get("status") != "ok":
+            return ["the integrity guard itself"] if reply is not None else []
+        try:
+            return list(ast.literal_eval(result["data"]["text/plain"]))
+        except (KeyError, ValueError, SyntaxError):
+            return ["the integrity guard's answer"]
+
+    def _canary(self) -> bool:
+        code, message = integrity.canary()
+        reply = run_sync(self._async_quiet)(code, silent=False)
+        return reply is None or integrity.canary_held(reply, message)   # no reply: a dead kernel, handled elsewhere
+
+    def _responsive(self) -> bool:
+        return run_sync(self._async_quiet)("pass") is not None
+
+    async def _async_quiet(self, code: str, expressions: dict | None = None, silent: bool = True,
+                           timeout: float = _QUIET_TIMEOUT) -> dict | None:
+        """Run `code` without history or recorded output; the reply's content, or None if none came."""
+        if self.kc is None:
+            return None
+        msg_id = self.kc.execute(code, silent=silent, store_history=False, user_expressions=expressions or {},
+                                 allow_stdin=False, stop_on_error=False)
+        deadline = monotonic() + timeout
+        while monotonic() < deadline:
+            try:
+                msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=min(1.0, deadline - monotonic())))
+            except Empty:
+                if not await ensure_async(self.kc.is_alive()):
+                    return None
+                continue
+            if msg["parent_header"].get("msg_id") == msg_id:
+                return msg["content"]
+        return None
+
+    # -- a dead or stuck kernel --------------------------------------------------------------------
+
+    def _recover(self, index: int) -> None:
+        """A fresh kernel that has silently re-run the cells before `index` (not `index` itself)."""
+        self._restarts += 1
+        if self._restarts > self.max_restarts:
+            self._gave_up = f"the kernel was lost {self.max_restarts} times; the rest of the notebook was not run"
+            return
+        try:
+            run_sync(self._async_restart)()
+        except Exception as error:  # noqa: BLE001 - whatever stops a restart, the notebook is still graded
+            self._gave_up = f"the kernel could not be restarted ({type(error).__name__}: {error})"
+            return
+        for earlier in self._ran:
+            if earlier == index or monotonic() >= self._deadline:
+                continue
+            reply = run_sync(self._async_quiet)(self.nb.cells[earlier].source,
+                                                timeout=self._cell_timeout(self.nb.cells[earlier]))
+            if reply is None:
+                self._gave_up = "the kernel was lost again while re-running the cells before the one that killed it"
+                return
+
+    async def _async_restart(self) -> None:
+        launcher = getattr(getattr(self.km, "provisioner", None), "pid", None)
+        if launcher:
+            kill_strays(launcher)
+        await self._async_cleanup_kernel()
+        self.km = self.create_kernel_manager()
+        await self.async_start_new_kernel()
+        await self.async_start_new_kernel_client()
+
+    # -- output limit --------------------------------------------------------------------------------
+
+    def output(self, outs, msg, display_id, cell_index):
+        msg_type = msg["msg_type"]
+        if msg_type in ("stream", "display_data", "execute_result", "update_display_data"):
+            content = msg["content"]
+            size = len(content.get("text", "")) + len(json.dumps(content.get("data", {})))
+            used = self._output_bytes.get(cell_index, 0)
+            room = self.output_per_cell - used
+            if size > room:
+                if msg_type == "stream" and room > 0:
+                    # Keep the start of the stream: a warning or error at its top still counts.
+                    content["text"] = content["text"][:room]
+                    self._output_bytes[cell_index] = self.output_per_cell
+                    self._dropped[cell_index] = self._dropped.get(cell_index, 0) + size - room
+                    return super().output(outs, msg, display_id, cell_index)
+                self._dropped[cell_index] = self._dropped.get(cell_index, 0) + size
+                return None
+            self._output_bytes[cell_index] = used + size
+        return super().output(outs, msg, display_id, cell_index)
+
+    def _note_dropped(self, cell, index: int) -> None:
+        dropped = self._dropped.get(index)
+        if dropped:
+            cell.outputs.append(NotebookNode(
+                output_type="stream", name="stdout",
+                text=f"\n{NOTE}{dropped} more bytes of output were dropped: "
+                     f"each cell keeps at most {self.output_per_cell} bytes]\n"))

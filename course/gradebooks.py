@@ -1,0 +1,182 @@
+"""Moving assignment definitions and autograde results between nbgrader gradebooks.
+
+The class's real gradebook is written by one process only, the parent of `course grade`.
+Each worker grades in a gradebook of its own that holds nothing but the assignment's
+definitions (`copy_definitions`); the parent then copies back exactly the fields that
+nbgrader's autograde writes (`merge_autograde`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from contextlib import contextmanager
+
+from nbgrader.api import Gradebook, MissingEntry
+
+
+@contextmanager
+def quick_schema_stamp():
+    """Within this block, a new gradebook learns nbgrader's schema version in this process.
+
+    nbgrader stamps every new gradebook with what `alembic heads` prints, from a subprocess
+    that takes seconds; `course grade` makes a new one per assignment for its workers.
+    """
+    import os
+
+    import nbgrader
+    import nbgrader.api as api
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", os.path.join(os.path.dirname(nbgrader.__file__), "alembic"))
+    head = ScriptDirectory.from_config(config).get_heads()[0]
+    original = api.get_alembic_version
+    api.get_alembic_version = lambda: head
+    try:
+        yield
+    finally:
+        api.get_alembic_version = original
+
+
+def has_assignment(db_url: str, assignment: str) -> bool:
+    with Gradebook(db_url) as gb:
+        try:
+            gb.find_assignment(assignment)
+            return True
+        except MissingEntry:
+            return False
+
+
+def copy_definitions(src_url: str, dst_url: str, assignment: str, course_id: str = "default_course") -> None:
+    """Put `assignment` as defined in `src_url` (notebooks, cells, due date) into `dst_url`."""
+    with Gradebook(src_url) as src, Gradebook(dst_url, course_id) as dst:
+        a = src.find_assignment(assignment)
+        dst.update_or_create_assignment(assignment, duedate=a.duedate, course_id=a.course_id)
+        for nb in a.notebooks:
+            dst.update_or_create_notebook(nb.name, assignment, kernelspec=nb.kernelspec)
+            for cell in nb.grade_cells:
+                dst.update_or_create_grade_cell(cell.name, nb.name, assignment,
+                                                max_score=cell.max_score, cell_type=cell.cell_type)
+            for cell in nb.solution_cells:
+                dst.update_or_create_solution_cell(cell.name, nb.name, assignment)
+            for cell in nb.task_cells:
+                dst.update_or_create_task_cell(cell.name, nb.name, assignment,
+                                               max_score=cell.max_score, cell_type=cell.cell_type)
+            for cell in nb.source_cells:
+                dst.update_or_create_source_cell(cell.name, nb.name, assignment, cell_type=cell.cell_type,
+                                                 locked=cell.locked, source=cell.source, checksum=cell.checksum)
+
+
+def definition_digest(db_url: str, assignment: str) -> str:
+    """A fingerprint of how `assignment` is defined: it changes when its cells or points do."""
+    with Gradebook(db_url) as gb:
+        a = gb.find_assignment(assignment)
+        parts = [str(a.duedate)]
+        for nb in sorted(a.notebooks, key=lambda n: n.name):
+            parts.append(nb.name)
+            parts += sorted(f"grade {c.name} {c.max_score} {c.cell_type}" for c in nb.grade_cells)
+            parts += sorted(f"source {c.name} {c.checksum}" for c in nb.source_cells)
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+
+
+def autograde_result(db_url: str, assignment: str, student: str) -> dict:
+    """What nbgrader's autograde recorded for one submission, as plain data."""
+    with Gradebook(db_url) as gb:
+        sub = gb.find_submission(assignment, student)
+        result = {"timestamp": sub.timestamp.isoformat() if sub.timestamp else None, "notebooks": {}}
+        for nb in sub.notebooks:
+            result["notebooks"][nb.name] = {
+                "late_submission_penalty": nb.late_submission_penalty,
+                "grades": {g.name: [g.auto_score, g.needs_manual_grade] for g in nb.grades},
+                "comments": {c.name: c.auto_comment for c in nb.comments},
+            }
+    return result
+
+
+def zero_result(db_url: str, assignment: str) -> dict:
+    """The record of a submission that could not be graded at all: every graded cell scores zero.
+
+    It is what nbgrader's own autograde records for a notebook that is missing.
+    """
+    with Gradebook(db_url) as gb:
+        a = gb.find_assignment(assignment)
+        notebooks = {}
+        for nb in a.notebooks:
+            graded = [c.name for c in nb.grade_cells] + [c.name for c in nb.task_cells]
+            notebooks[nb.name] = {"late_submission_penalty": None,
+                                  "grades": {name: [0.0, False] for name in graded},
+                                  "comments": {}}
+    return {"timestamp": None, "notebooks": notebooks}
+
+
+def merge_autograde(db_url: str, assignment: str, student: str, result: dict) -> None:
+    """Record `result` (from `autograde_result` or `zero_result`) in the gradebook at `db_url`.
+
+    Writes what nbgrader's SaveAutoGrades and AssignLatePenalties write and nothing else:
+    manual scores and manual comments a grader already gave are kept, and, as in
+    nbgrader, a grade that has a manual score is marked for review again.
+    """
+    from datetime import datetime
+
+    with Gradebook(db_url) as gb:
+        gb.update_or_create_student(student)
+        timestamp = datetime.fromisoformat(result["timestamp"]) if result["timestamp"] else None
+        if timestamp is not None:
+            gb.update_or_create_submission(assignment, student, timestamp=timestamp)
+        else:
+            gb.update_or_create_submission(assignment, student)
+        for nb_name, nb in result["notebooks"].items():
+            submitted = gb.find_submission_notebook(nb_name, assignment, student)
+            submitted.late_submission_penalty = nb["late_submission_penalty"]
+            for name, (auto_score, _) in nb["grades"].items():
+                grade = gb.find_grade(name, nb_name, assignment, student)
+                grade.auto_score = auto_score
+                grade.needs_manual_grade = grade.manual_score is not None or auto_score is None
+            for name, auto_comment in nb["comments"].items():
+                gb.find_comment(name, nb_name, assignment, student).auto_comment = auto_comment
+        gb.db.commit()
+
+
+def has_manual_scores(db_url: str, assignment: str, student: str) -> bool:
+    with Gradebook(db_url) as gb:
+        try:
+            sub = gb.find_submission(assignment, student)
+        except MissingEntry:
+            return False
+        return any(g.manual_score is not None for nb in sub.notebooks for g in nb.grades)
+
+
+def scores(db_url: str, assignments: list[str]) -> dict[tuple[str, str], tuple[float, float]]:
+    """{(student, assignment): (score, max_score)} for every submission of `assignments`."""
+    found = {}
+    with Gradebook(db_url) as gb:
+        for assignment in assignments:
+            try:
+                max_score = gb.find_assignment(assignment).max_score
+            except MissingEntry:
+                continue
+            for sub in gb.assignment_submissions(assignment):
+                found[(sub.student_id, assignment)] = (float(sub.score), float(max_score))
+    return found
+
+
+def cell_scores(db_url: str, assignment: str) -> dict[str, dict[str, float | None]]:
+    """{student: {grade cell: score}}, for comparing two gradebooks cell by cell."""
+    found: dict[str, dict[str, float | None]] = {}
+    with Gradebook(db_url) as gb:
+        for sub in gb.assignment_submissions(assignment):
+            per_cell = found.setdefault(sub.student_id, {})
+            for nb in sub.notebooks:
+                for grade in nb.grades:
+                    per_cell[f"{nb.name}/{grade.name}"] = None if grade.score is None else float(grade.score)
+    return found
+
+
+def export_csv(db_url: str, path) -> None:
+    """nbgrader's own grades CSV (what `nbgrader export` writes), for every assignment in the gradebook."""
+    from nbgrader.plugins import CsvExportPlugin
+
+    with Gradebook(db_url) as gb:
+        CsvExportPlugin(to=str(path)).export(gb)

@@ -1,0 +1,266 @@
+"""Keeping student code from changing what a test means.
+
+A test cell runs in the same Python process as the student's code, so a student can
+replace what the tests rely on: `torch.allclose = lambda *a, **k: True`, a builtin, a
+function of `helpers.checks`, IPython's machinery that turns a cell into code. Three
+layers make that score zero instead of full marks:
+
+1. A guard, installed in the kernel before any student cell runs, remembers every
+   function and class of the modules the tests use (builtins, torch, helpers.checks,
+   unittest.mock, ... and whatever the test cells import), the callables of a few
+   classes (torch.Tensor, nn.Module, IPython's shell), and IPython's input hooks. Right
+   before and right after every test cell the grader calls it: it puts back anything
+   replaced and says what it found. A test cell during which anything had been replaced
+   scores zero.
+2. A canary after every test cell: a failing assert with a fresh random message must
+   come back as that failure. If it does not, the kernel no longer reports failures
+   honestly, and every later test scores zero.
+3. `suspicious_code`, a static scan of what the student wrote, so that the report can
+   name the cell that did it.
+
+A determined student who reads this file could still defeat layers 1 and 2 from
+inside the kernel (anything in one process can be undone); layer 3 and the report
+are there so that a TA looks at such a notebook.
+"""
+
+from __future__ import annotations
+
+import ast
+import secrets
+
+# Modules whose functions and classes the tests rely on: these, plus whatever the test cells
+# import from GUARDED_PACKAGES (with its parent packages and, for torch, torch.nn and friends).
+GUARDED_MODULES = ("builtins", "math", "operator", "functools", "random")
+WITH_TORCH = ("torch", "torch.nn", "torch.nn.functional", "torch.testing")
+GUARDED_PACKAGES = ("torch", "helpers", "numpy", "unittest", "math", "random", "builtins", "operator",
+                    "functools", "itertools", "collections")
+GUARDED_CLASSES = ("torch.Tensor", "torch._C.TensorBase", "torch.nn.Module")
+
+# Names IPython and ipykernel themselves rebind in builtins while they run cells.
+_VOLATILE = ("_", "__", "___", "exit", "quit", "get_ipython", "display", "__IPYTHON__",
+             "copyright", "credits", "license", "help", "input", "raw_input")
+
+_GUARD = r'''
+def _make_guard(module_names, class_names, volatile):
+    import importlib, sys, types
+    missing = object()
+    def keep(value):
+        return callable(value) or isinstance(value, (types.ModuleType, property, staticmethod, classmethod))
+    def snapshot(namespace):
+        return {k: v for k, v in dict(namespace).items() if k not in volatile and keep(v)}
+    modules = {}
+    for name in module_names:
+        try:
+            module = importlib.import_module(name)
+        except Exception:
+            continue
+        modules[name] = (module, snapshot(vars(module)))
+    classes = {}
+    for name in class_names:
+        owner, _, attr = name.rpartition(".")
+        try:
+            cls = getattr(importlib.import_module(owner), attr)
+        except Exception:
+            continue
+        classes[name] = (cls, snapshot(vars(cls)))
+    shell = get_ipython()
+    kernel = getattr(shell, "kernel", None)
+    for obj, label in ((shell, "IPython shell"), (kernel, "IPython kernel")):
+        if obj is not None:
+            for cls in type(obj).__mro__[:-1]:
+                classes[f"{label} ({cls.__name__})"] = (cls, snapshot(vars(cls)))
+
+    import site
+    libraries = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages()})
+
+    def library_rewrap(new, old):
+        """A library replacing its own function with a wrapper of it (torch._dynamo does, on import)."""
+        inner = new
+        for _ in range(5):
+            inner = getattr(inner, "__wrapped__", None)
+            if inner is old:
+                code = getattr(new, "__code__", None)
+                return bool(code) and code.co_filename.startswith(libraries)
+        return False
+
+    def student_made(obj):
+        module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", None)
+        return module == "__main__"
+
+    def hook_lists():
+        lists = [(f"IPython event {event!r}", callbacks) for event, callbacks in shell.events.callbacks.items()]
+        lists += [("IPython input transformer", shell.input_transformers_cleanup),
+                  ("IPython input transformer", shell.input_transformers_post),
+                  ("IPython AST transformer", shell.ast_transformers)]
+        return lists
+
+    def guard():
+        found = []
+        for name, (module, snap) in modules.items():
+            if sys.modules.get(name) is not module:
+                sys.modules[name] = module
+                found.append(f"sys.modules[{name!r}]")
+            namespace = vars(module)
+            for key, value in snap.items():
+                current = namespace.get(key, missing)
+                if current is value:
+                    continue
+                if library_rewrap(current, value):
+                    snap[key] = current
+                    continue
+                setattr(module, key, value)
+                found.append(f"{name}.{key}")
+        for name, (cls, snap) in classes.items():
+            namespace = vars(cls)
+            for key, value in snap.items():
+                if namespace.get(key, missing) is not value:
+                    try:
+                        setattr(cls, key, value)
+                    except (TypeError, AttributeError):
+                        pass
+                    found.append(f"{name}.{key}")
+        for obj, label in ((shell, "IPython shell"), (kernel, "IPython kernel")):
+            if obj is None:
+                continue
+            for key, value in list(vars(obj).items()):
+                if callable(value) and student_made(value):
+                    delattr(obj, key)
+                    found.append(f"{label}.{key}")
+        for label, hooks in hook_lists():
+            for hook in list(hooks):
+                if student_made(hook):
+                    hooks.remove(hook)
+                    found.append(label)
+        if sys.gettrace() is not None:
+            sys.settrace(None)
+            found.append("sys.settrace")
+        if sys.getprofile() is not None:
+            sys.setprofile(None)
+            found.append("sys.setprofile")
+        return sorted(set(found))
+    return guard
+'''
+
+
+def guard_name() -> str:
+    """A fresh, unguessable name for the guard in the kernel's namespace."""
+    return "_" + secrets.token_hex(8)
+
+
+def install_code(name: str, modules: list[str]) -> str:
+    """Kernel code that defines the guard as `name` (and hides it from %who)."""
+    classes = [c for c in GUARDED_CLASSES if c.split(".")[0] in {m.split(".")[0] for m in modules}]
+    return (_GUARD + f"\n{name} = _make_guard({modules!r}, {classes!r}, {set(_VOLATILE)!r})\n"
+            f"del _make_guard\nget_ipython().user_ns_hidden[{name!r}] = None\n")
+
+
+def call_expression(name: str) -> str:
+    return f"{name}()"
+
+
+def guarded_modules(test_sources: list[str]) -> list[str]:
+    """GUARDED_MODULES plus the modules the test cells import from the guarded packages."""
+    names = list(GUARDED_MODULES)
+    for source in test_sources:
+        try:
+            tree = ast.parse(_without_magics(source))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            found = []
+            if isinstance(node, ast.Import):
+                found = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                # `from unittest import mock` imports a module too; names that are not modules
+                # are skipped by the guard.
+                found = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            for module in found:
+                if module.split(".")[0] not in GUARDED_PACKAGES:
+                    continue
+                parts = module.split(".")
+                wanted = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+                if parts[0] == "torch":
+                    wanted += WITH_TORCH
+                for m in wanted:
+                    if m not in names:
+                        names.append(m)
+    return names
+
+
+def canary() -> tuple[str, str]:
+    """(code, message): code whose execution must fail with an AssertionError carrying `message`."""
+    message = "canary " + secrets.token_hex(8)
+    a, b = secrets.randbelow(1 << 30), (1 << 30) + secrets.randbelow(1 << 30)
+    return f"assert {a} == {b}, {message!r}", message
+
+
+def canary_held(reply: dict | None, message: str) -> bool:
+    return bool(reply) and reply.get("status") == "error" and reply.get("ename") == "AssertionError" \
+        and message in str(reply.get("evalue", ""))
+
+
+# -- static scan ----------------------------------------------------------------------------------
+
+_TAMPER_MODULE_ROOTS = {"torch", "builtins", "helpers", "math", "numpy", "np", "unittest", "mock", "sys", "nn", "F"}
+_SUSPICIOUS_CALLS = {
+    ("sys", "settrace"): "installs a trace function",
+    ("sys", "setprofile"): "installs a profile function",
+    ("gc", "get_objects"): "walks every object in memory",
+    ("gc", "get_referrers"): "walks the references of objects",
+    ("sys", "_getframe"): "reads the caller's frame",
+    ("inspect", "currentframe"): "reads the caller's frame",
+    ("inspect", "stack"): "reads the call stack",
+    ("importlib", "reload"): "reloads a module",
+}
+
+
+def suspicious_code(source: str) -> list[str]:
+    """Why `source` (a student's cell) looks like it tampers with the grading; empty if it does not."""
+    try:
+        tree = ast.parse(_without_magics(source))
+    except SyntaxError:
+        return []
+    reasons = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            if isinstance(getattr(node, "value", None), ast.Constant):
+                continue    # setting a flag such as torch.backends.cudnn.benchmark = True
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            for target in targets:
+                dotted = _dotted(target)
+                if isinstance(target, ast.Attribute) and dotted and dotted.split(".")[0] in _TAMPER_MODULE_ROOTS:
+                    reasons.append(f"replaces {dotted}")
+                if isinstance(target, ast.Subscript) and _dotted(target.value) in ("sys.modules", "__builtins__"):
+                    reasons.append(f"changes {_dotted(target.value)}")
+        elif isinstance(node, ast.Call):
+            func = _dotted(node.func)
+            if func in ("setattr", "delattr") and node.args:
+                owner = _dotted(node.args[0])
+                if owner and owner.split(".")[0] in _TAMPER_MODULE_ROOTS:
+                    reasons.append(f"{func} on {owner}")
+            if func and "." in func:
+                module, _, attr = func.rpartition(".")
+                if (module.split(".")[-1], attr) in _SUSPICIOUS_CALLS:
+                    reasons.append(_SUSPICIOUS_CALLS[(module.split(".")[-1], attr)])
+            if func and func.endswith(("input_transformers_cleanup.append", "input_transformers_post.append",
+                                       "ast_transformers.append", "events.register")):
+                reasons.append("hooks into IPython's cell execution")
+        elif isinstance(node, ast.Name) and node.id == "__builtins__":
+            reasons.append("uses __builtins__")
+    return sorted(set(reasons))
+
+
+def _dotted(node) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    if isinstance(node, ast.Call):
+        return _dotted(node.func)
+    return None
+
+
+def _without_magics(source: str) -> str:
+    """IPython magics and shell escapes are not Python; blank them out before parsing."""
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())

@@ -1,0 +1,416 @@
+"""The sandbox every student kernel runs in: bubblewrap namespaces plus resource limits.
+
+What a student kernel sees and may do:
+
+- the file system: the system's /usr and /etc, the Python installation, the `helpers`
+  package, read-only; its own notebook folder (read-write); an empty home and a small
+  /tmp. The course's source/, notebooks/, the gradebook, the grader's own code and other
+  students' submissions are simply not there;
+- no network (a network namespace with only a loopback device), its own process ids;
+- rlimits: memory (address space that can be written: RLIMIT_DATA), processes and
+  threads (RLIMIT_NPROC), file size, open files, no core dumps.
+
+RLIMIT_NPROC never applies to root, so when the grader runs as root the kernel is
+started as an unprivileged uid of its own (one per worker, so that a fork bomb in one
+sandbox cannot starve another), and `no_new_privs` keeps setuid programs from giving
+anything back.
+
+The kernel talks to the grader over unix sockets (ZeroMQ's ipc transport) in a folder
+bound into the sandbox, because a TCP port on the host's loopback is unreachable from
+a separate network namespace.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+
+GiB = 1 << 30
+MiB = 1 << 20
+
+# Runs inside the sandbox, before the kernel: set the limits, drop to the sandbox uid,
+# forbid privilege gains, then become the kernel. Plain Python so that it needs nothing
+# beyond the interpreter the kernel uses anyway.
+_LIMITER = """\
+import ctypes, json, os, resource, sys
+spec = json.loads(sys.argv[1])
+for name, value in spec["rlimits"].items():
+    resource.setrlimit(getattr(resource, name), (value, value))
+if spec.get("uid") is not None:
+    os.setgroups([])
+    os.setgid(spec["gid"])
+    os.setuid(spec["uid"])
+ctypes.CDLL(None, use_errno=True).prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+# First uid handed to sandboxed kernels when the grader runs as root (worker k gets
+# base + k); far above the ranges distributions give to people and services.
+SANDBOX_UID_BASE = 61000
+
+
+class SandboxUnavailable(RuntimeError):
+    """No sandbox can be set up on this machine; the message says why."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one student notebook may use. Times in seconds, sizes in bytes."""
+
+    memory: int = 2 * GiB           # per process: RLIMIT_DATA (heap and private mappings)
+    processes: int = 256            # processes and threads (RLIMIT_NPROC)
+    file_size: int = 1 * GiB        # largest file the kernel may write
+    open_files: int = 1024
+    tmp_size: int = 256 * MiB       # the sandbox's /tmp and /dev/shm (memory-backed)
+    cell_timeout: int | None = None     # None: nbgrader's Execute.timeout (nbgrader_config.py)
+    notebook_timeout: int = 900     # all cells of one notebook together
+    output_per_cell: int = 1 * MiB  # outputs beyond this are dropped from the autograded notebook
+
+    def rlimits(self) -> dict[str, int]:
+        return {"RLIMIT_DATA": self.memory, "RLIMIT_NPROC": self.processes,
+                "RLIMIT_FSIZE": self.file_size, "RLIMIT_NOFILE": self.open_files, "RLIMIT_CORE": 0}
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How to start a kernel: inside bubblewrap (`bwrap` set) or, when a TA allowed it, without."""
+
+    bwrap: str | None
+    limits: Limits = field(default_factory=Limits)
+    readonly: tuple[str, ...] = ()      # host paths the kernel may read (bound at the same path)
+    uid: int | None = None              # drop to this uid inside (grader running as root)
+    env: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def isolated(self) -> bool:
+        return self.bwrap is not None
+
+    def for_worker(self, slot: int, threads: int) -> "Sandbox":
+        """This sandbox as worker `slot` uses it: its own uid (as root) and its share of the cores."""
+        uid = SANDBOX_UID_BASE + slot if self.isolated and os.geteuid() == 0 else None
+        env = dict(self.env) | {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+        return replace(self, uid=uid, env=tuple(sorted(env.items())))
+
+    def to_json(self) -> str:
+        data = {"bwrap": self.bwrap, "limits": self.limits.__dict__, "readonly": list(self.readonly),
+                "uid": self.uid, "env": [list(kv) for kv in self.env]}
+        return json.dumps(data)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Sandbox":
+        data = json.loads(text)
+        return cls(bwrap=data["bwrap"], limits=Limits(**data["limits"]), readonly=tuple(data["readonly"]),
+                   uid=data["uid"], env=tuple(tuple(kv) for kv in data["env"]))
+
+    # -- the command ---------------------------------------------------------------------
+
+    def command(self, kernel_argv: list[str], workdir: Path, home: Path, rundir: Path) -> list[str]:
+        """The command line that starts `kernel_argv` in this sandbox, working in `workdir`."""
+        spec = {"rlimits": self.limits.rlimits(), "uid": self.uid, "gid": self.uid}
+        limited = [sys.executable, "-c", _LIMITER, json.dumps(spec), *kernel_argv]
+        if not self.isolated:
+            return limited
+        env = {"HOME": str(home), "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+               "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": "/tmp",
+               "USER": "student", "LOGNAME": "student",
+               "MPLCONFIGDIR": str(home / ".config" / "matplotlib")} | dict(self.env)
+        args = [self.bwrap, "--die-with-parent", "--new-session",
+                "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+                "--hostname", "sandbox"]
+        if self.uid is None:
+            # Not root: an unprivileged user namespace, and none may be nested in it.
+            args += ["--unshare-user", "--disable-userns"]
+        else:
+            # Root: the limiter needs these two to become the sandbox uid, then has none.
+            args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        args += _system_binds()
+        made: set[str] = set()
+        for path in self.readonly:
+            args += _parents(path, made) + ["--ro-bind", path, path]
+        args += ["--proc", "/proc", "--dev", "/dev",
+                 "--perms", "1777", "--size", str(self.limits.tmp_size), "--tmpfs", "/tmp",
+                 "--perms", "1777", "--size", str(self.limits.tmp_size), "--tmpfs", "/dev/shm"]
+        for path in (workdir, home, rundir):
+            args += _parents(str(path), made) + ["--bind", str(path), str(path)]
+        args += ["--remount-ro", "/", "--chdir", str(workdir), "--clearenv"]
+        for key, value in sorted(env.items()):
+            args += ["--setenv", key, value]
+        return args + ["--", *limited]
+
+    def give(self, *paths: Path) -> None:
+        """Hand `paths` (recursively) to the sandbox uid, so that the kernel may write there."""
+        if self.uid is None:
+            return
+        for top in paths:
+            for folder, dirs, files in os.walk(top):
+                for name in [folder, *(os.path.join(folder, f) for f in dirs + files)]:
+                    os.lchown(name, self.uid, self.uid)
+
+
+def _system_binds() -> list[str]:
+    """/usr, /etc and the top-level links or folders of a merged-/usr or classic layout."""
+    args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = Path("/") / name
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    return args
+
+
+def _parents(path: str, made: set[str]) -> list[str]:
+    """Create the parents of a bind target world-traversable (bwrap would make them 0700)."""
+    args = []
+    parts = Path(path).parts
+    for i in range(2, len(parts)):
+        parent = str(Path(*parts[:i]))
+        if parent not in made and parent not in ("/usr", "/etc", "/tmp"):
+            made.add(parent)
+            args += ["--perms", "0755", "--dir", parent]
+    return args
+
+
+# -- what the kernel may read ----------------------------------------------------------------
+
+def kernel_readonly_paths(hidden: list[Path]) -> tuple[str, ...]:
+    """The Python installation and the `helpers` package, minus anything that would show `hidden`.
+
+    `hidden` are the folders a student must not see (the course checkout, the class folder);
+    a Python environment inside one of them (a .venv) is still fine, the rest of it is not.
+    """
+    hidden = [h.resolve() for h in hidden]
+    candidates = {Path(p).resolve() for p in (sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    prefixes = set(candidates)
+    for entry in sys.path:
+        if entry and Path(entry).is_dir():
+            candidates.add(Path(entry).resolve())
+    spec = importlib.util.find_spec("helpers")
+    if spec is not None and spec.submodule_search_locations:
+        helpers = {Path(p).resolve() for p in spec.submodule_search_locations}
+        candidates |= helpers
+        prefixes |= helpers
+    chosen: list[Path] = []
+    for path in sorted(candidates):     # parents sort before their children
+        if path == Path("/") or _under_system(path) or any(c == path or c in path.parents for c in chosen):
+            continue        # /usr is bound anyway; or bound already through a parent
+        if any(path == h or path in h.parents for h in hidden):
+            continue        # it would contain a hidden folder
+        if any(h in path.parents for h in hidden) and path not in prefixes:
+            continue        # inside a hidden folder and not part of the Python installation
+        chosen.append(path)
+    return tuple(str(p) for p in chosen)
+
+
+def _under_system(path: Path) -> bool:
+    return path == Path("/usr") or Path("/usr") in path.parents
+
+
+# -- finding and probing -----------------------------------------------------------------------
+
+def find_bwrap() -> str | None:
+    """The bubblewrap binary: $COURSE_BWRAP if set (tests use it to simulate a missing one), else PATH."""
+    configured = os.environ.get("COURSE_BWRAP")
+    if configured is not None:
+        return configured if configured and os.access(configured, os.X_OK) else None
+    return shutil.which("bwrap")
+
+
+def probe(sandbox: Sandbox) -> None:
+    """Start a Python in `sandbox` once; raise SandboxUnavailable with the reason if it cannot."""
+    if not sandbox.isolated:
+        return
+    with tempfile.TemporaryDirectory(prefix="course-sandbox-probe-") as tmp:
+        dirs = [Path(tmp) / name for name in ("work", "home", "run")]
+        for d in dirs:
+            d.mkdir()
+        trial = sandbox.for_worker(0, 1)
+        trial.give(*dirs)
+        code = ("import socket, os\n"
+                "try:\n    socket.create_connection(('192.0.2.1', 9), timeout=1)\nexcept OSError:\n    pass\n"
+                "else:\n    raise SystemExit('the network is reachable')\n"
+                "print('sandbox ok', os.getuid())")
+        cmd = trial.command([sys.executable, "-c", code], *dirs)
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise SandboxUnavailable(f"{sandbox.bwrap} could not start: {error}") from None
+        if proc.returncode != 0 or "sandbox ok" not in proc.stdout:
+            detail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+            raise SandboxUnavailable(f"bubblewrap could not create the sandbox here (exit {proc.returncode}): "
+                                     f"{detail[-1] if detail else 'no message'}")
+
+
+def make_sandbox(hidden: list[Path], limits: Limits, allow_unsandboxed: bool) -> tuple[Sandbox, str | None]:
+    """The sandbox to grade with, and why it is not isolated (None when it is).
+
+    Raises SandboxUnavailable when no sandbox can be set up and the TA did not allow that.
+    """
+    readonly = kernel_readonly_paths(hidden)
+    bwrap = find_bwrap()
+    if bwrap is None:
+        reason = "bubblewrap (bwrap) is not installed; on Debian or Ubuntu: apt-get install bubblewrap"
+    else:
+        sandbox = Sandbox(bwrap=bwrap, limits=limits, readonly=readonly)
+        try:
+            probe(sandbox)
+            return sandbox, None
+        except SandboxUnavailable as error:
+            reason = str(error)
+    if not allow_unsandboxed:
+        raise SandboxUnavailable(reason)
+    return Sandbox(bwrap=None, limits=limits, readonly=readonly), reason
+
+
+# -- the kernel manager ----------------------------------------------------------------------
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """A kernel manager that starts its kernel inside `sandbox`, talking over unix sockets.
+
+    Use `kernel_manager_for` to get a subclass bound to one sandbox and scratch folder.
+    """
+
+    sandbox: Sandbox
+    scratch: Path
+
+    def __init__(self, **kwargs):
+        rundir = self.scratch / "run"
+        rundir.mkdir(parents=True, exist_ok=True)
+        kwargs.setdefault("transport", "ipc")
+        kwargs.setdefault("ip", str(rundir / "k"))
+        kwargs.setdefault("connection_file", str(rundir / "kernel.json"))
+        super().__init__(**kwargs)
+
+    @property
+    def kernel_spec(self):
+        spec = super().kernel_spec
+        # Interrupt through a control message, not SIGINT to the process group: the group
+        # is bubblewrap's, which a signal would kill rather than interrupt.
+        if spec is not None:
+            spec.interrupt_mode = "message"
+        return spec
+
+    def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
+        argv = super().format_kernel_cmd(extra_arguments)
+        workdir = Path(self._launch_args.get("cwd") or os.getcwd()).resolve()
+        home = self.scratch / "home"
+        home.mkdir(exist_ok=True)
+        _seed_matplotlib_cache(home)
+        rundir = Path(self.connection_file).parent
+        self.sandbox.give(workdir, home, rundir)
+        return self.sandbox.command(argv, workdir, home, rundir)
+
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        # What the kernel and bubblewrap print goes to a log next to its sockets, not to the
+        # TA's terminal (ipykernel greets every kernel with a paragraph on stderr).
+        log = open(self.scratch / "kernel.log", "ab")   # noqa: SIM115 - the kernel holds it open
+        kw.setdefault("stdout", log)
+        kw.setdefault("stderr", log)
+        try:
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
+        finally:
+            log.close()     # the kernel has its own copy of the descriptor
+
+
+def kernel_manager_for(sandbox: Sandbox, scratch: Path) -> type[SandboxedKernelManager]:
+    return type("BoundSandboxedKernelManager", (SandboxedKernelManager,), {"sandbox": sandbox, "scratch": scratch})
+
+
+_MPL_CACHE: list[Path | None] = []
+
+
+def _seed_matplotlib_cache(home: Path) -> None:
+    """Copy the grader's matplotlib font list into the kernel's fresh home.
+
+    Without it every kernel that imports matplotlib rebuilds the font cache (seconds each).
+    """
+    if not _MPL_CACHE:
+        try:
+            from matplotlib import get_cachedir
+            _MPL_CACHE.append(Path(get_cachedir()))
+        except Exception:  # matplotlib missing or unusable: the kernel builds its own
+            _MPL_CACHE.append(None)
+    source = _MPL_CACHE[0]
+    if source is None or not source.is_dir():
+        return
+    target = home / ".config" / "matplotlib"
+    target.mkdir(parents=True, exist_ok=True)
+    for font_list in source.glob("fontlist-*.json"):
+        shutil.copy2(font_list, target / font_list.name)
+
+
+# -- the processes of one sandbox ---------------------------------------------------------------
+
+def _process_table() -> dict[int, tuple[int, int, str, str]]:
+    """{pid: (parent pid, start time, command line, state)} of every process we may look at."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        table[int(entry)] = (int(fields[1]), int(fields[19]), cmdline, fields[0])
+    return table
+
+
+def stray_processes(launcher: int) -> list[int]:
+    """Processes started under `launcher` (the kernel's launcher) other than the kernel itself.
+
+    A fork bomb's children are copies of the kernel that hold its sockets and the process
+    budget; the kernel is the oldest, shallowest `ipykernel` under the launcher.
+    """
+    table = _process_table()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, *_) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    depth, order = {launcher: 0}, [launcher]
+    for pid in order:
+        for child in children.get(pid, []):
+            depth[child] = depth[pid] + 1
+            order.append(child)
+    kernels = [p for p in order if "ipykernel" in table.get(p, (0, 0, "", ""))[2]]
+    if not kernels:
+        return []
+    kernel = min(kernels, key=lambda p: (depth[p], table[p][1]))
+    keep = {kernel}
+    pid = kernel
+    while pid != launcher and pid in table:
+        pid = table[pid][0]
+        keep.add(pid)
+    return [p for p in order if p not in keep and table.get(p, (0, 0, "", "Z"))[3] != "Z"]
+
+
+def kill_strays(launcher: int, rounds: int = 20) -> int:
+    """SIGKILL every stray process under `launcher` until none is left; returns how many there were."""
+    import signal
+    import time
+
+    killed: set[int] = set()
+    for _ in range(rounds):
+        strays = stray_processes(launcher)
+        if not strays:
+            break
+        for pid in strays:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            except OSError:
+                pass
+        time.sleep(0.05)
+    return len(killed)

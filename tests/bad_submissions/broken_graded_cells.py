@@ -1,0 +1,12 @@
+# Bad: graded cells tampered with by hand: a test cell deleted, a test cell turned into markdown, and a locked test cell edited to check nothing (under a wrong answer).
+# Expect: graded cell 'test_pick_device' was deleted
+# Expect: graded cell 'test_to_device' was changed from code to markdown
+# Expect: locked cell 'test_broadcast_shape' was edited
+# Zero: test_pick_device, test_broadcast_shape
+# %% recipe delete test_pick_device
+# %% recipe retype test_to_device markdown
+# %% recipe edit test_broadcast_shape pass
+# %% replace broadcast_shape
+def broadcast_shape(shape_a, shape_b):
+    """Wrong: always (1,)."""
+    return (1,)

@@ -1,0 +1,141 @@
+"""`course grade` on one class: honest submissions and every bad one in tests/bad_submissions/, one batch.
+
+The honest students are the ones tests/grading_support.py grades with plain `nbgrader
+autograde` (reference answers, the untouched release, the first wrong answers), so that
+their grades here can be compared cell by cell with nbgrader's own, at no extra cost: the
+tests share that run by staying in its xdist group.
+"""
+
+import functools
+import html
+import re
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from bad_submissions._recipes import all_bad, matches, report_lines, submit_bad
+from grading_support import COURSE, grade as plain_nbgrader, wrong_answers
+
+from course import cells
+from course.feedback import hidden_lines
+from course.gradebooks import cell_scores
+from course.grade import GradeOptions, grade
+from course.nbgrader_run import submit
+from course.sandbox import Limits
+from course.submissions import reference_answers, with_answers
+
+ASSIGNMENT = "01_tensors_devices"
+HONEST = ("reference", "untouched", "wrong0")
+BAD = all_bad()
+GROUP = pytest.mark.xdist_group(ASSIGNMENT)     # shares grading_support.grade(ASSIGNMENT) with test_autograde.py
+
+
+@dataclass
+class Batch:
+    class_dir: Path
+    run: object
+    scores: dict[str, dict[str, float | None]]     # student -> {notebook/grade id: score}
+
+
+_KEEP = []
+
+
+@functools.cache
+def batch() -> Batch:
+    tmp = tempfile.TemporaryDirectory(prefix="grade-batch-")
+    _KEEP.append(tmp)
+    class_dir = Path(tmp.name)
+    source = cells.read(COURSE.source_notebook(ASSIGNMENT))
+    release = cells.read(COURSE.release_notebook(ASSIGNMENT))
+    answers = reference_answers(source)
+    submit(class_dir, ASSIGNMENT, "reference", with_answers(release, answers))
+    submit(class_dir, ASSIGNMENT, "untouched", release)
+    first_wrong = {}
+    for wrong in wrong_answers(ASSIGNMENT):
+        first_wrong.setdefault(wrong.exercise, wrong.code)
+    submit(class_dir, ASSIGNMENT, "wrong0", with_answers(release, answers | first_wrong))
+    paths = {"SOURCE_NOTEBOOK": str(COURSE.source_notebook(ASSIGNMENT)),
+             "REFERENCE_NOTEBOOK": str(COURSE.reference_notebook(ASSIGNMENT)),
+             "GRADEBOOK": str(class_dir / "gradebook.db")}
+    for bad in BAD:
+        submit_bad(bad, class_dir, ASSIGNMENT, release, answers, paths)
+    # 15 s a cell: generous for notebook 01 on a loaded machine, short for the endless loop.
+    run = grade(COURSE, class_dir, [ASSIGNMENT], GradeOptions(jobs=2, limits=Limits(cell_timeout=15)),
+                say=lambda *a, **k: None)
+    return Batch(class_dir, run, cell_scores(f"sqlite:///{class_dir / 'gradebook.db'}", ASSIGNMENT))
+
+
+def _tests(scores: dict[str, float | None]) -> list[str]:
+    return [key.split("/")[-1] for key in scores]
+
+
+@GROUP
+def test_the_batch_grades_every_submission():
+    b = batch()
+    students = {p.name for p in (b.class_dir / "submitted").iterdir()}
+    assert set(b.scores) == students
+    assert not [line for line in b.run.report.splitlines() if " / grader: " in line], b.run.report
+    assert (b.class_dir / "grades.csv").read_text().count(ASSIGNMENT) == len(students)
+
+
+@GROUP
+@pytest.mark.parametrize("student", HONEST)
+def test_honest_grades_equal_plain_nbgrader(student):
+    """The same cell scores as `nbgrader autograde` of the same notebook, graded in a class of its own."""
+    ours = {key.split("/")[-1]: score for key, score in batch().scores[student].items()}
+    theirs = {name: score for name, (score, _) in plain_nbgrader(ASSIGNMENT).scores[student].items()}
+    assert ours == theirs
+    assert not report_lines(batch().run.report, student), "an honest submission was reported"
+
+
+@GROUP
+@pytest.mark.parametrize("bad", [pytest.param(b, id=b.name) for b in BAD])
+def test_bad_submission_is_graded_and_reported(bad):
+    b = batch()
+    lines = report_lines(b.run.report, bad.name)
+    for pattern in bad.expect:
+        assert matches(pattern, lines), f"{bad.name}: no report line matches {pattern!r}:\n" + "\n".join(lines)
+    full = {key.split("/")[-1]: score for key, score in b.scores["reference"].items()}
+    got = {key.split("/")[-1]: score for key, score in b.scores[bad.name].items()}
+    zero = bad.zero_tests(list(full))
+    assert {t: got[t] for t in zero} == {t: 0.0 for t in zero}, f"{bad.name}: these tests should score zero"
+    assert {t: got[t] for t in full if t not in zero} == {t: s for t, s in full.items() if t not in zero}, \
+        f"{bad.name}: the cells it did not break should keep their points"
+
+
+@GROUP
+def test_student_code_could_not_touch_the_gradebook():
+    """misbehaves.py ran UPDATE grade SET auto_score = 100 on the real gradebook's path."""
+    with sqlite3.connect(batch().class_dir / "gradebook.db") as db:
+        assert db.execute("SELECT count(*) FROM grade WHERE auto_score >= 100").fetchone() == (0,)
+
+
+@GROUP
+def test_feedback_never_shows_hidden_tests():
+    source = cells.read(COURSE.source_notebook(ASSIGNMENT))
+    public, secret = set(), set()
+    for cell in source.cells:
+        secret.update(hidden_lines(cell.source))
+        for line, is_secret in cells.classify_lines(cell.source):
+            if not is_secret:
+                public.add(line.strip())
+    secret -= public
+    assert secret
+    pages = sorted((batch().class_dir / "feedback").rglob("*.html"))
+    assert len(pages) >= len(HONEST)
+    for page in pages:
+        text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
+        shown = {line.strip() for line in text.splitlines()}
+        leaked = sorted(secret & shown)
+        assert not leaked, f"{page}: hidden test code in the feedback: {leaked[:3]}"
+
+
+@GROUP
+def test_grading_again_changes_nothing():
+    b = batch()
+    again = grade(COURSE, b.class_dir, [ASSIGNMENT], GradeOptions(jobs=2), say=lambda *a, **k: None)
+    assert not again.graded and len(again.skipped) == len(b.scores)
+    assert cell_scores(f"sqlite:///{b.class_dir / 'gradebook.db'}", ASSIGNMENT) == b.scores
+    assert again.problems == b.run.problems

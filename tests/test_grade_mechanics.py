@@ -1,0 +1,213 @@
+"""`course grade` mechanics on a tiny course (a notebook runs in a second or two): the sandbox,
+refusing to run without one, resuming a killed run, regrading, the per-notebook time limit."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course.cli import main as course_main
+from course.gradebooks import cell_scores
+from course.grade import STATE_DIR, GradeOptions, grade
+from course.nbgrader_run import submit
+from course.paths import Course
+from course.sandbox import Limits, Sandbox, kernel_readonly_paths, make_sandbox
+from course.submissions import with_answers
+
+ROOT = Path(__file__).resolve().parents[1]
+MINI = "mini"
+pytestmark = pytest.mark.xdist_group("grade-mechanics")
+
+
+def _meta(**kw):
+    return {"nbgrader": {"schema_version": 3, "grade": False, "solution": False, "locked": False,
+                         "task": False, **kw}}
+
+
+def mini_course(root: Path) -> Course:
+    """A course with one assignment: a setup cell, one exercise, one test cell with hidden tests."""
+    (root / "source" / MINI).mkdir(parents=True)
+    shutil.copy2(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
+    shutil.copy2(ROOT / "pyproject.toml", root / "pyproject.toml")     # [tool.course] settings
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Mini"),
+        nbformat.v4.new_code_cell("import time", metadata=_meta(grade_id="setup", locked=True)),
+        nbformat.v4.new_code_cell('def double(x):\n    """Twice x."""\n    ### BEGIN SOLUTION\n    return 2 * x\n'
+                                  "    ### END SOLUTION", metadata=_meta(grade_id="double", solution=True)),
+        nbformat.v4.new_code_cell('"""double doubles."""\nassert double(2) == 4, "double(2) should be 4"\n'
+                                  "### BEGIN HIDDEN TESTS\nassert double(-3) == -6, \"double(-3) should be -6\"\n"
+                                  "### END HIDDEN TESTS",
+                                  metadata=_meta(grade_id="test_double", grade=True, locked=True, points=1)),
+    ]
+    nbformat.write(nb, str(root / "source" / MINI / f"{MINI}.ipynb"))
+    return Course(root)
+
+
+def hand_in(class_dir: Path, course: Course, student: str, answer: str, extra: str | None = None) -> None:
+    release = nbformat.read(str(course.source_notebook(MINI)), as_version=4)
+    release.cells[2].source = 'def double(x):\n    """Twice x."""\n    raise NotImplementedError()'
+    nb = with_answers(release, {"double": answer})
+    if extra:
+        nb.cells.insert(2, nbformat.v4.new_code_cell(extra))
+    submit(class_dir, MINI, student, nb)
+
+
+@pytest.fixture
+def course_and_class(tmp_path):
+    course = mini_course(tmp_path / "course")
+    class_dir = tmp_path / "class"
+    class_dir.mkdir()
+    return course, class_dir
+
+
+def _scores(class_dir: Path) -> dict:
+    return {s: v["mini/test_double"] for s, v in cell_scores(f"sqlite:///{class_dir / 'gradebook.db'}", MINI).items()}
+
+
+QUIET = dict(say=lambda *a, **k: None)
+
+
+def test_sandbox_hides_the_course_and_enforces_limits(tmp_path):
+    """A process in the sandbox sees no course files, no network, and hits the memory and process caps."""
+    hidden = tmp_path / "checkout"
+    (hidden / "source").mkdir(parents=True)
+    (hidden / "gradebook.db").write_text("secret")
+    sandbox, why = make_sandbox([ROOT, hidden], Limits(memory=512 << 20, processes=64), allow_unsandboxed=False)
+    assert why is None
+    sandbox = sandbox.for_worker(0, 1)
+    dirs = [tmp_path / d for d in ("work", "home", "run")]
+    for d in dirs:
+        d.mkdir()
+    sandbox.give(*dirs)
+    probe = f"""
+import json, os, socket, time
+seen = {{}}
+seen["source"] = os.path.exists({str(ROOT / 'source')!r}) or os.path.exists({str(hidden / 'source')!r})
+seen["gradebook"] = os.path.exists({str(hidden / 'gradebook.db')!r})
+seen["helpers"] = os.path.exists({str(ROOT / 'helpers' / 'checks.py')!r})
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=2)
+    seen["network"] = True
+except OSError:
+    seen["network"] = False
+try:
+    block = bytearray(1 << 30)
+    seen["memory"] = True
+except MemoryError:
+    seen["memory"] = False
+children = []
+try:
+    for _ in range(200):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(3)
+            os._exit(0)
+        children.append(pid)
+except OSError:
+    pass
+seen["processes"] = len(children)
+try:
+    open("/outside", "w")
+    seen["write_outside"] = True
+except OSError:
+    seen["write_outside"] = False
+open("inside.txt", "w").write("ok")
+seen["uid"] = os.getuid()
+print(json.dumps(seen))
+"""
+    proc = subprocess.run(sandbox.command([sys.executable, "-c", probe], *dirs), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["helpers"] and not seen["source"] and not seen["gradebook"] and not seen["network"], seen
+    assert not seen["memory"] and seen["processes"] < 64 and not seen["write_outside"], seen
+    assert (dirs[0] / "inside.txt").read_text() == "ok"
+    if os.geteuid() == 0:
+        assert seen["uid"] != 0
+
+
+def test_python_environment_inside_the_checkout_stays_visible(tmp_path):
+    """A .venv inside the checkout is bound; the checkout around it is not."""
+    assert str(ROOT) not in kernel_readonly_paths([ROOT])
+    assert str(ROOT / "helpers") in kernel_readonly_paths([ROOT])
+
+
+def test_refuses_without_a_sandbox_unless_allowed(course_and_class, monkeypatch, capsys):
+    course, class_dir = course_and_class
+    hand_in(class_dir, course, "ann", "def double(x):\n    return 2 * x")
+    monkeypatch.setenv("COURSE_BWRAP", "")          # as on a machine without bubblewrap
+    code = course_main(["--root", str(course.root), "grade", "--class-dir", str(class_dir), "--jobs", "1"])
+    assert code == 2
+    assert "--allow-unsandboxed" in capsys.readouterr().err
+    assert not (class_dir / "autograded").exists()
+
+    code = course_main(["--root", str(course.root), "grade", "--class-dir", str(class_dir), "--jobs", "1",
+                        "--allow-unsandboxed"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "UNSANDBOXED" in out and "UNSANDBOXED" in (class_dir / "grading_report.txt").read_text()
+    assert "ann" in out and "1/1" in out
+    assert _scores(class_dir) == {"ann": 1.0}
+
+
+def test_a_killed_run_loses_nothing_and_the_next_completes_it(course_and_class):
+    course, class_dir = course_and_class
+    answers = {"ann": "def double(x):\n    return 2 * x", "bob": "def double(x):\n    return x + 2",
+               "cid": "def double(x):\n    return x * 2", "dot": "def double(x):\n    return abs(2 * x)"}
+    for student, answer in answers.items():
+        hand_in(class_dir, course, student, answer, extra="time.sleep(1)")
+    cmd = [sys.executable, "-m", "course.cli", "--root", str(course.root), "grade", "--class-dir", str(class_dir),
+           "--jobs", "1"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    done = class_dir / STATE_DIR / MINI
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and len(list(done.glob("*.json"))) < 1 and proc.poll() is None:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    finished = {p.stem for p in done.glob("*.json")}
+    print("finished before the kill:", finished)
+    assert 1 <= len(finished) < len(answers), "the run should have been killed half-way"
+    assert set(_scores(class_dir)) >= finished            # what finished is in the gradebook
+
+    run = grade(course, class_dir, [MINI], GradeOptions(jobs=2), **QUIET)
+    assert {s for s, _ in run.skipped} == finished
+    assert {s for s, _ in run.graded} == set(answers) - finished
+    expected = {"ann": 1.0, "bob": 0.0, "cid": 1.0, "dot": 0.0}
+    assert _scores(class_dir) == expected, run.report
+
+    again = grade(course, class_dir, [MINI], GradeOptions(jobs=2, force=True), **QUIET)
+    assert len(again.graded) == len(answers) and _scores(class_dir) == expected
+
+
+def test_the_notebook_time_limit_ends_a_slow_notebook_but_it_is_still_graded(course_and_class):
+    course, class_dir = course_and_class
+    hand_in(class_dir, course, "slow", "def double(x):\n    return 2 * x", extra="time.sleep(30)")
+    run = grade(course, class_dir, [MINI], GradeOptions(jobs=1, limits=Limits(notebook_timeout=8)), **QUIET)
+    assert _scores(class_dir) == {"slow": 0.0}
+    assert "notebook time limit reached" in run.report, run.report
+
+
+def test_the_demo_class_has_every_kind_of_submission(tmp_path):
+    """`course demo` grades this class; making it is checked here, grading it is the batch test's job."""
+    from course.demo import BAD, HONEST, make_demo_class
+
+    course = Course(ROOT)
+    assignments = make_demo_class(course, tmp_path / "demo")
+    assert assignments == course.assignments()
+    submitted = tmp_path / "demo" / "submitted"
+    for student in HONEST:
+        assert sorted(p.name for p in (submitted / student).iterdir()) == assignments
+    handed_in = {student: list((submitted / student).glob("*/*.ipynb")) for student in BAD}
+    assert all(len(files) == 1 for files in handed_in.values())
+    with pytest.raises(Exception):
+        nbformat.read(str(handed_in["ivy"][0]), as_version=4)
