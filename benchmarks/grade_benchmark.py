@@ -6,7 +6,9 @@ Makes a class from the course's own notebooks (for every assignment in source/: 
 reference answers, half of them, the untouched release, realistic wrong answers from
 tests/wrong_answers/, in turn, at least two each and --min-submissions in all), registers
 the assignments with `nbgrader generate_assignment` in two copies of it (not timed: a TA
-has done that when releasing the assignments), then times
+has done that when releasing the assignments), measures how much faster N CPU-bound
+processes run at once than one after another on this machine (the ceiling of any
+parallel speed-up here), then times
 
   1. plain nbgrader: `nbgrader autograde ASSIGNMENT` for each assignment, one after another;
   2. `course grade --jobs N`, as a TA runs it (sandboxed, with feedback and the CSV);
@@ -43,6 +45,33 @@ from course.paths import Course  # noqa: E402
 from course.submissions import reference_answers, with_answers  # noqa: E402
 
 KINDS = ("full", "half", "blank", "wrong")
+
+
+def _burn(n: int) -> None:
+    x = 0
+    for i in range(n):
+        x += i * i
+
+
+def parallel_ceiling(processes: int, rounds: int = 3, n: int = 10_000_000) -> float:
+    """How much faster `processes` CPU-bound processes run at once than one after the other.
+
+    The most any parallel grader can gain on this machine: virtual CPUs shared with other
+    machines often give less than their number.
+    """
+    import multiprocessing as mp
+
+    def timed(k: int) -> float:
+        procs = [mp.Process(target=_burn, args=(n,)) for _ in range(k)]
+        started = time.perf_counter()
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join()
+        return time.perf_counter() - started
+
+    ratios = [processes * timed(1) / timed(processes) for _ in range(rounds)]
+    return sorted(ratios)[len(ratios) // 2]
 
 
 def make_class(course: Course, folder: Path, min_submissions: int) -> list[tuple[str, str]]:
@@ -131,6 +160,9 @@ def main() -> int:
               "(other work on the machine slows the parallel run more than the serial one)")
         for folder in (plain_dir, ours_dir):
             register(course, folder, assignments)
+        ceiling = parallel_ceiling(args.jobs)
+        print(f"this machine's ceiling: {args.jobs} CPU-bound processes at once run {ceiling:.2f}x as fast "
+              "as one after the other (median of 3)", flush=True)
 
         t_plain = plain_nbgrader(plain_dir, assignments)
         print(f"plain nbgrader autograde, serial:                  {t_plain:7.1f} s  "
@@ -151,7 +183,8 @@ def main() -> int:
               f"{len(made)} submissions compared)")
         for d in differ:
             print("  differs:", d)
-        print(f"speed ratio, plain / course grade --jobs {args.jobs}: {t_plain / t_ours:.2f}x")
+        print(f"speed ratio, plain / course grade --jobs {args.jobs}: {t_plain / t_ours:.2f}x "
+              f"(the machine's ceiling for {args.jobs} processes: {ceiling:.2f}x)")
 
         # Per notebook, one at a time: the reference answers of each assignment executed alone,
         # then graded by `course grade --jobs 1` (its own time for that notebook, without the

@@ -107,6 +107,7 @@ class GuardedExecute(Execute):
         self._output_bytes: dict[int, int] = {}
         self._dropped: dict[int, int] = {}
         self._guard = integrity.guard_name()
+        self._guard_token = integrity.guard_token()
         self._guard_ok = False
         tests = [c.source for c in nb.cells if is_test_cell(c)]
         self._guarded_modules = integrity.guarded_modules(tests)
@@ -120,7 +121,8 @@ class GuardedExecute(Execute):
     async def async_start_new_kernel_client(self):
         kc = await super().async_start_new_kernel_client()
         # Before any student code: remember what the tests rely on.
-        reply = await self._async_quiet(integrity.install_code(self._guard, self._guarded_modules), timeout=120)
+        reply = await self._async_quiet(integrity.install_code(self._guard, self._guarded_modules, self._guard_token),
+                                        timeout=120)
         # A guard that could not be installed checks nothing rather than failing honest tests.
         self._guard_ok = bool(reply) and reply.get("status") == "ok"
         return kc
@@ -137,6 +139,7 @@ class GuardedExecute(Execute):
             cell.execution_count = None
             return cell, self.resources
         test = is_test_cell(cell)
+        bindings = integrity.imported_names(cell.source) if test else []
         tampered = self._check_integrity() if test else []
         try:
             cell, _ = super().preprocess_cell(cell, resources, index)
@@ -158,7 +161,7 @@ class GuardedExecute(Execute):
                 self._recover(index)
                 return cell, self.resources
         if test:
-            tampered += self._check_integrity()
+            tampered += self._check_integrity(bindings)
             if tampered:
                 cell.outputs.append(error_output(
                     INTEGRITY, "student code replaced what the tests rely on (" + ", ".join(sorted(set(tampered))) +
@@ -193,17 +196,20 @@ class GuardedExecute(Execute):
 
     # -- guard and canary ---------------------------------------------------------------------------
 
-    def _check_integrity(self) -> list[str]:
+    def _check_integrity(self, bindings=()) -> list[str]:
+        """What student code replaced (the guard puts it back), checked from outside the cell:
+        a guard that does not answer with its token was itself replaced."""
         if not self._guard_ok:
             return []
-        reply = run_sync(self._async_quiet)("", {"found": integrity.call_expression(self._guard)})
+        reply = run_sync(self._async_quiet)("", {"found": integrity.call_expression(self._guard, bindings)})
         result = (reply or {}).get("user_expressions", {}).get("found", {})
         if result.get("status") != "ok":
             return ["the integrity guard itself"] if reply is not None else []
         try:
-            return list(ast.literal_eval(result["data"]["text/plain"]))
-        except (KeyError, ValueError, SyntaxError):
-            return ["the integrity guard's answer"]
+            token, found = ast.literal_eval(result["data"]["text/plain"])
+        except (KeyError, ValueError, SyntaxError, TypeError):
+            return ["the integrity guard itself"]
+        return list(found) if token == self._guard_token else ["the integrity guard itself"]
 
     def _canary(self) -> bool:
         code, message = integrity.canary()

@@ -76,11 +76,30 @@ def submissions(class_dir: Path, assignments: list[str]) -> list[tuple[str, str]
 
 
 def grade(course: Course, class_dir: Path, assignments: list[str], options: GradeOptions, say=print) -> GradeRun:
-    from .gradebooks import quick_schema_stamp
+    from .pool import Pool
 
-    with quick_schema_stamp(), warnings.catch_warnings():
-        quiet_nbgrader_warnings()
-        return _grade(course, class_dir, assignments, options, say)
+    started = time.perf_counter()
+    class_dir = class_dir.resolve()
+    sandbox, unsandboxed = make_sandbox([course.root, class_dir], options.limits, options.allow_unsandboxed)
+    todo = submissions(class_dir, assignments)
+    # The workers start first: importing nbgrader takes each process seconds, so they do it
+    # while this process does the same and registers the assignments.
+    threads = max(1, (os.cpu_count() or 1) // options.jobs)
+    pool = Pool(min(options.jobs, len(todo)), threads) if todo else None
+    finished = False
+    try:
+        from .gradebooks import quick_schema_stamp
+
+        with quick_schema_stamp(), warnings.catch_warnings():
+            quiet_nbgrader_warnings()
+            run = _grade(course, class_dir, assignments, options, say, todo, pool, sandbox, unsandboxed, started)
+        finished = bool(run.graded)
+        return run
+    finally:
+        if pool is not None and finished:
+            pool.close()
+        elif pool is not None:      # interrupted, failed or nothing to grade: do not wait for the workers
+            pool.stop()
 
 
 def quiet_nbgrader_warnings() -> None:
@@ -90,26 +109,18 @@ def quiet_nbgrader_warnings() -> None:
     warnings.filterwarnings("ignore", message=r"(Object of type|Non-unique cell id)")
 
 
-def _grade(course: Course, class_dir: Path, assignments: list[str], options: GradeOptions, say) -> GradeRun:
+def _grade(course: Course, class_dir: Path, assignments: list[str], options: GradeOptions, say,
+           todo, pool, sandbox, unsandboxed, started) -> GradeRun:
     from . import gradebooks
-    from .pool import Pool
     from .worker import Job, load_config
 
-    started = time.perf_counter()
-    class_dir = class_dir.resolve()
-    sandbox, unsandboxed = make_sandbox([course.root, class_dir], options.limits, options.allow_unsandboxed)
     config_dirs = _config_dirs(course, class_dir)
     config = load_config(config_dirs)
     course_id = config.CourseDirectory.get("course_id", "default_course")
     db_url = f"sqlite:///{class_dir / 'gradebook.db'}"
-    todo = submissions(class_dir, assignments)
     state = class_dir / STATE_DIR
     tmp = Path(tempfile.mkdtemp(prefix="course-grade-"))
     os.chmod(tmp, 0o755)   # the sandbox uid must reach its own folders below this one
-    threads = max(1, (os.cpu_count() or 1) // options.jobs)
-    # The workers import nbgrader (seconds) while this process prepares their jobs.
-    pool = Pool(min(options.jobs, len(todo)), threads) if todo else None
-    finished = False
     try:
         definitions, templates = {}, {}
         for assignment in sorted({a for _, a in todo}):
@@ -170,7 +181,6 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
 
             pool.run([job for job, _, _ in jobs], hard_limit, on_start=progress.started, on_result=on_result)
             progress.close()
-            finished = True
 
         gradebooks.export_csv(db_url, class_dir / CSV_NAME)
         all_scores = gradebooks.scores(db_url, assignments)
@@ -183,10 +193,6 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
         (class_dir / REPORT_NAME).write_text(run.report + "\n")
         return run
     finally:
-        if pool is not None and finished:
-            pool.close()
-        elif pool is not None:      # interrupted, or nothing to grade: do not wait for the workers
-            pool.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -41,13 +41,19 @@ _VOLATILE = ("_", "__", "___", "exit", "quit", "get_ipython", "display", "__IPYT
              "copyright", "credits", "license", "help", "input", "raw_input")
 
 _GUARD = r'''
-def _make_guard(module_names, class_names, volatile):
+def _make_guard(module_names, class_names, volatile, token):
     import importlib, sys, types
     missing = object()
     def keep(value):
         return callable(value) or isinstance(value, (types.ModuleType, property, staticmethod, classmethod))
     def snapshot(namespace):
         return {k: v for k, v in dict(namespace).items() if k not in volatile and keep(v)}
+    # A function can be emptied in place (f.__code__ = ...), keeping its identity.
+    innards = {}
+    def remember_innards(snap):
+        for value in snap.values():
+            if isinstance(value, types.FunctionType):
+                innards[id(value)] = (value, value.__code__, value.__defaults__, value.__kwdefaults__)
     modules = {}
     for name in module_names:
         try:
@@ -55,6 +61,7 @@ def _make_guard(module_names, class_names, volatile):
         except Exception:
             continue
         modules[name] = (module, snapshot(vars(module)))
+        remember_innards(modules[name][1])
     classes = {}
     for name in class_names:
         owner, _, attr = name.rpartition(".")
@@ -94,8 +101,18 @@ def _make_guard(module_names, class_names, volatile):
                   ("IPython AST transformer", shell.ast_transformers)]
         return lists
 
-    def guard():
+    def guard(bindings=()):
+        """Put back what was replaced; returns (token, what was found).
+
+        `bindings`: (name, module, attribute) for each name a test cell imported into the
+        notebook's namespace, which must still be that module's attribute.
+        """
         found = []
+        for value, code, defaults, kwdefaults in innards.values():
+            if value.__code__ is not code or value.__defaults__ is not defaults \
+                    or value.__kwdefaults__ is not kwdefaults:
+                value.__code__, value.__defaults__, value.__kwdefaults__ = code, defaults, kwdefaults
+                found.append(f"{value.__module__}.{value.__qualname__} (its code)")
         for name, (module, snap) in modules.items():
             if sys.modules.get(name) is not module:
                 sys.modules[name] = module
@@ -137,7 +154,17 @@ def _make_guard(module_names, class_names, volatile):
         if sys.getprofile() is not None:
             sys.setprofile(None)
             found.append("sys.setprofile")
-        return sorted(set(found))
+        user_ns = shell.user_ns
+        for name, module_name, attr in bindings:
+            entry = modules.get(module_name)
+            expected = entry[1].get(attr, missing) if entry else missing
+            if expected is missing:
+                module = sys.modules.get(module_name)
+                expected = getattr(module, attr, missing) if module is not None else missing
+            if expected is not missing and user_ns.get(name, missing) is not expected:
+                user_ns[name] = expected
+                found.append(f"{name} (as the test imported it from {module_name})")
+        return token, sorted(set(found))
     return guard
 '''
 
@@ -147,15 +174,34 @@ def guard_name() -> str:
     return "_" + secrets.token_hex(8)
 
 
-def install_code(name: str, modules: list[str]) -> str:
+def guard_token() -> str:
+    """What the real guard answers with: a guard a student put in its place does not know it."""
+    return secrets.token_hex(8)
+
+
+def install_code(name: str, modules: list[str], token: str) -> str:
     """Kernel code that defines the guard as `name` (and hides it from %who)."""
     classes = [c for c in GUARDED_CLASSES if c.split(".")[0] in {m.split(".")[0] for m in modules}]
-    return (_GUARD + f"\n{name} = _make_guard({modules!r}, {classes!r}, {set(_VOLATILE)!r})\n"
+    return (_GUARD + f"\n{name} = _make_guard({modules!r}, {classes!r}, {set(_VOLATILE)!r}, {token!r})\n"
             f"del _make_guard\nget_ipython().user_ns_hidden[{name!r}] = None\n")
 
 
-def call_expression(name: str) -> str:
-    return f"{name}()"
+def call_expression(name: str, bindings=()) -> str:
+    return f"{name}({list(bindings)!r})"
+
+
+def imported_names(source: str) -> list[tuple[str, str, str]]:
+    """(name, module, attribute) for every `from M import a [as b]` of a guarded package in `source`."""
+    try:
+        tree = ast.parse(_without_magics(source))
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level \
+                and node.module.split(".")[0] in GUARDED_PACKAGES:
+            found += [(alias.asname or alias.name, node.module, alias.name) for alias in node.names if alias.name != "*"]
+    return found
 
 
 def guarded_modules(test_sources: list[str]) -> list[str]:
@@ -214,6 +260,17 @@ _SUSPICIOUS_CALLS = {
 }
 
 
+# Attributes whose assignment changes what a function does while it stays the same object.
+_FUNCTION_INNARDS = {"__code__", "__defaults__", "__kwdefaults__", "__globals__", "__module__", "__class__"}
+# The cell history, where the hidden tests that already ran can be read back.
+_HISTORY = {"In", "Out", "_ih", "_oh", "_i", "_ii", "_iii"}
+# IPython's and ipykernel's insides: no exercise needs them.
+_KERNEL_INTERNALS = {"session", "input_transformers_post", "input_transformers_cleanup", "ast_transformers",
+                     "showtraceback", "run_cell", "run_cell_async", "run_ast_nodes", "excepthook"}
+_SUSPICIOUS_CALLS[("os", "symlink")] = "makes a symbolic link"
+_SUSPICIOUS_CALLS[("os", "link")] = "makes a hard link"
+
+
 def suspicious_code(source: str) -> list[str]:
     """Why `source` (a student's cell) looks like it tampers with the grading; empty if it does not."""
     try:
@@ -232,6 +289,10 @@ def suspicious_code(source: str) -> list[str]:
                     reasons.append(f"replaces {dotted}")
                 if isinstance(target, ast.Subscript) and _dotted(target.value) in ("sys.modules", "__builtins__"):
                     reasons.append(f"changes {_dotted(target.value)}")
+                if isinstance(target, ast.Subscript) and _dotted(target.value) in ("globals", "vars", "locals"):
+                    reasons.append("rebinds names through globals()")
+                if isinstance(target, ast.Attribute) and target.attr in _FUNCTION_INNARDS:
+                    reasons.append(f"replaces the {target.attr} of {_dotted(target.value) or 'an object'}")
         elif isinstance(node, ast.Call):
             func = _dotted(node.func)
             if func in ("setattr", "delattr") and node.args:
@@ -243,10 +304,18 @@ def suspicious_code(source: str) -> list[str]:
                 if (module.split(".")[-1], attr) in _SUSPICIOUS_CALLS:
                     reasons.append(_SUSPICIOUS_CALLS[(module.split(".")[-1], attr)])
             if func and func.endswith(("input_transformers_cleanup.append", "input_transformers_post.append",
-                                       "ast_transformers.append", "events.register")):
+                                       "ast_transformers.append", "input_transformers_cleanup.insert",
+                                       "input_transformers_post.insert", "ast_transformers.insert",
+                                       "events.register")):
                 reasons.append("hooks into IPython's cell execution")
         elif isinstance(node, ast.Name) and node.id == "__builtins__":
             reasons.append("uses __builtins__")
+        elif isinstance(node, ast.Name) and node.id in _HISTORY:
+            reasons.append(f"reads the executed cells ({node.id})")
+        elif isinstance(node, ast.Attribute) and node.attr in _KERNEL_INTERNALS:
+            reasons.append(f"reaches into IPython's machinery (.{node.attr})")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__torch_function__":
+            reasons.append("overrides torch functions for its own tensors (__torch_function__)")
     return sorted(set(reasons))
 
 

@@ -26,6 +26,11 @@ def _worker_main(fd: int, slot: int, threads: int) -> None:
     from .worker import grade_submission
 
     quiet_nbgrader_warnings()
+    # Import now what the first job needs (seconds), while the parent prepares the jobs.
+    from nbgrader.apps import NbGraderAPI  # noqa: F401
+    from nbconvert.exporters import HTMLExporter  # noqa: F401
+
+    from . import execute  # noqa: F401
     conn = Connection(fd)
     while True:
         try:

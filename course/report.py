@@ -179,7 +179,7 @@ def _classify(ename: str, evalue: str, test: bool) -> str | None:
     if _NETWORK.search(text):
         return f"tried to use the network, which the sandbox does not have ({_first_line(text)})"
     if _FILES.search(text) and not test:
-        return f"file access failed, as the sandbox only shows the notebook's own folder ({_first_line(text)})"
+        return f"file access failed, as the sandbox shows only a copy of the submission's other files ({_first_line(text)})"
     if test or ename in ("NotImplementedError", "KeyboardInterrupt"):
         return None         # a wrong or missing answer, or the interrupt behind a timeout: the score says it
     return _first_line(text)

@@ -3,7 +3,7 @@
 What a student kernel sees and may do:
 
 - the file system: the system's /usr and /etc, the Python installation, the `helpers`
-  package, read-only; its own notebook folder (read-write); an empty home and a small
+  package, read-only; a copy of its notebook folder without the notebooks (read-write), which the grader never reads back; an empty home and a small
   /tmp. The course's source/, notebooks/, the gradebook, the grader's own code and other
   students' submissions are simply not there;
 - no network (a network namespace with only a loopback device), its own process ids;
@@ -11,9 +11,9 @@ What a student kernel sees and may do:
   threads (RLIMIT_NPROC), file size, open files, no core dumps.
 
 RLIMIT_NPROC never applies to root, so when the grader runs as root the kernel is
-started as an unprivileged uid of its own (one per worker, so that a fork bomb in one
-sandbox cannot starve another), and `no_new_privs` keeps setuid programs from giving
-anything back.
+started as an unprivileged uid of its own (one per worker process, so that a fork bomb
+in one sandbox cannot starve another, in this run or in another run on the machine),
+and `no_new_privs` keeps setuid programs from giving anything back.
 
 The kernel talks to the grader over unix sockets (ZeroMQ's ipc transport) in a folder
 bound into the sandbox, because a TCP port on the host's loopback is unreachable from
@@ -26,6 +26,7 @@ import importlib.util
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -53,9 +54,11 @@ ctypes.CDLL(None, use_errno=True).prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
 os.execv(sys.argv[2], sys.argv[2:])
 """
 
-# First uid handed to sandboxed kernels when the grader runs as root (worker k gets
-# base + k); far above the ranges distributions give to people and services.
-SANDBOX_UID_BASE = 61000
+# Sandboxed kernels run as SANDBOX_UID_BASE + the worker's process id when the grader runs
+# as root: the process limit counts every process of a uid, so no two live workers (of this
+# run or of another grading run on the machine) may share one. Far above the ranges
+# distributions give to people and services, and below the largest uid.
+SANDBOX_UID_BASE = 2_000_000_000
 
 
 class SandboxUnavailable(RuntimeError):
@@ -95,8 +98,8 @@ class Sandbox:
         return self.bwrap is not None
 
     def for_worker(self, slot: int, threads: int) -> "Sandbox":
-        """This sandbox as worker `slot` uses it: its own uid (as root) and its share of the cores."""
-        uid = SANDBOX_UID_BASE + slot if self.isolated and os.geteuid() == 0 else None
+        """This sandbox as the worker process in `slot` uses it: its own uid (as root) and its share of the cores."""
+        uid = SANDBOX_UID_BASE + os.getpid() if self.isolated and os.geteuid() == 0 else None
         env = dict(self.env) | {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
         return replace(self, uid=uid, env=tuple(sorted(env.items())))
 
@@ -301,7 +304,14 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
         argv = super().format_kernel_cmd(extra_arguments)
-        workdir = Path(self._launch_args.get("cwd") or os.getcwd()).resolve()
+        # The kernel works in a copy of the notebook's folder without the notebooks, never in
+        # the folder nbgrader reads and writes: a link planted there would make the grader
+        # (perhaps root) write through it, and the notebook being graded holds the hidden tests.
+        notebook_dir = Path(self._launch_args.get("cwd") or os.getcwd()).resolve()
+        workdir = self.scratch / "work"
+        if workdir.exists():
+            shutil.rmtree(workdir)
+        copy_regular(notebook_dir, workdir, skip=("*.ipynb",))
         home = self.scratch / "home"
         home.mkdir(exist_ok=True)
         _seed_matplotlib_cache(home)
@@ -314,12 +324,37 @@ class SandboxedKernelManager(AsyncKernelManager):
         # What the kernel and bubblewrap print goes to a log next to its sockets, not to the
         # TA's terminal (ipykernel greets every kernel with a paragraph on stderr).
         log = open(self.scratch / "kernel.log", "ab")   # noqa: SIM115 - the kernel holds it open
+        kw["cwd"] = str(self.scratch / "work")      # see format_kernel_cmd (also without bubblewrap)
         kw.setdefault("stdout", log)
         kw.setdefault("stderr", log)
         try:
             return await super()._async_launch_kernel(kernel_cmd, **kw)
         finally:
             log.close()     # the kernel has its own copy of the descriptor
+
+
+def copy_regular(src: Path, dst: Path, skip: tuple[str, ...] = ()) -> list[str]:
+    """Copy the regular files and folders of `src` (but names matching `skip`) to `dst`;
+    never follow a link a student planted. Returns what was left out for being a link or special file."""
+    skipped = []
+    dst.mkdir(parents=True, exist_ok=True)
+    for folder, dirs, files in os.walk(src, followlinks=False):
+        rel = Path(folder).relative_to(src)
+        for name in list(dirs):
+            if (Path(folder) / name).is_symlink():
+                dirs.remove(name)
+                skipped.append(str(rel / name))
+            else:
+                (dst / rel / name).mkdir(exist_ok=True)
+        for name in files:
+            path = Path(folder) / name
+            if any(path.match(pattern) for pattern in skip):
+                continue
+            if stat.S_ISREG(path.lstat().st_mode):
+                shutil.copy2(path, dst / rel / name, follow_symlinks=False)
+            else:
+                skipped.append(str(rel / name))
+    return skipped
 
 
 def kernel_manager_for(sandbox: Sandbox, scratch: Path) -> type[SandboxedKernelManager]:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from . import gradebooks
 from .report import nbgrader_error, run_problems, submission_problems
+from .sandbox import copy_regular
 
 SKIPPED_FILE_KINDS = "symlinks and special files"
 
@@ -119,7 +120,10 @@ def grade_submission(job: Job) -> dict:
         except Exception:  # noqa: BLE001
             result["record"] = None
     if run is not None and not run.get("success"):
-        result["log"] = ((run.get("log") or "") + (run.get("error") or "") + result.get("log", ""))[-50000:]
+        kernel_log = scratch / "kernel" / "kernel.log"     # what the kernel and bubblewrap said
+        said = kernel_log.read_text(errors="replace")[-5000:] if kernel_log.is_file() else ""
+        result["log"] = ((run.get("log") or "") + (run.get("error") or "") + result.get("log", "")
+                         + (f"\n--- kernel.log ---\n{said}" if said else ""))[-50000:]
     result["seconds"] = round(time.perf_counter() - started, 2)
     return result
 
@@ -173,30 +177,7 @@ def _prepare(job: Job, scratch: Path) -> list[str]:
     if src.is_dir():    # autograde copies these data files next to each notebook it grades
         shutil.copytree(src, source, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__"))
-    return _copy_regular(Path(job.submission), scratch / "submitted" / job.student / job.assignment)
-
-
-def _copy_regular(src: Path, dst: Path) -> list[str]:
-    """Copy the regular files and folders of `src`; never follow a link a student planted."""
-    skipped = []
-    dst.mkdir(parents=True, exist_ok=True)
-    for folder, dirs, files in os.walk(src, followlinks=False):
-        rel = Path(folder).relative_to(src)
-        for name in list(dirs):
-            path = Path(folder) / name
-            if path.is_symlink():
-                dirs.remove(name)
-                skipped.append(str(rel / name))
-            else:
-                (dst / rel / name).mkdir(exist_ok=True)
-        for name in files:
-            path = Path(folder) / name
-            mode = path.lstat().st_mode
-            if stat.S_ISREG(mode):
-                shutil.copy2(path, dst / rel / name, follow_symlinks=False)
-            else:
-                skipped.append(str(rel / name))
-    return skipped
+    return copy_regular(Path(job.submission), scratch / "submitted" / job.student / job.assignment)
 
 
 def _strip_links(folder: Path) -> None:
