@@ -72,6 +72,7 @@ def _make_guard(module_names, class_names, volatile, token):
         classes[name] = (cls, snapshot(vars(cls)))
     shell = get_ipython()
     kernel = getattr(shell, "kernel", None)
+    session = getattr(kernel, "session", None)      # every reply and error leaves through it
     for obj, label in ((shell, "IPython shell"), (kernel, "IPython kernel")):
         if obj is not None:
             for cls in type(obj).__mro__[:-1]:
@@ -91,8 +92,14 @@ def _make_guard(module_names, class_names, volatile, token):
         return False
 
     def student_made(obj):
+        """Defined in a cell: its module says so, or, as `__module__` can be forged, its code
+        comes from outside the Python installation."""
         module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", None)
-        return module == "__main__"
+        if module == "__main__":
+            return True
+        func = getattr(obj, "__func__", obj)
+        code = getattr(func, "__code__", None) or getattr(getattr(type(obj), "__call__", None), "__code__", None)
+        return code is not None and not code.co_filename.startswith(libraries)
 
     def hook_lists():
         lists = [(f"IPython event {event!r}", callbacks) for event, callbacks in shell.events.callbacks.items()]
@@ -136,7 +143,7 @@ def _make_guard(module_names, class_names, volatile, token):
                     except (TypeError, AttributeError):
                         pass
                     found.append(f"{name}.{key}")
-        for obj, label in ((shell, "IPython shell"), (kernel, "IPython kernel")):
+        for obj, label in ((shell, "IPython shell"), (kernel, "IPython kernel"), (session, "kernel session")):
             if obj is None:
                 continue
             for key, value in list(vars(obj).items()):
@@ -280,19 +287,21 @@ def suspicious_code(source: str) -> list[str]:
     reasons = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
-            if isinstance(getattr(node, "value", None), ast.Constant):
-                continue    # setting a flag such as torch.backends.cudnn.benchmark = True
+            # Setting a flag such as torch.backends.cudnn.benchmark = True replaces nothing.
+            flag = isinstance(getattr(node, "value", None), ast.Constant)
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for target in targets:
                 dotted = _dotted(target)
+                if isinstance(target, ast.Attribute) and target.attr in _FUNCTION_INNARDS:
+                    reasons.append(f"replaces the {target.attr} of {_dotted(target.value) or 'an object'}")
+                if flag:
+                    continue
                 if isinstance(target, ast.Attribute) and dotted and dotted.split(".")[0] in _TAMPER_MODULE_ROOTS:
                     reasons.append(f"replaces {dotted}")
                 if isinstance(target, ast.Subscript) and _dotted(target.value) in ("sys.modules", "__builtins__"):
                     reasons.append(f"changes {_dotted(target.value)}")
                 if isinstance(target, ast.Subscript) and _dotted(target.value) in ("globals", "vars", "locals"):
                     reasons.append("rebinds names through globals()")
-                if isinstance(target, ast.Attribute) and target.attr in _FUNCTION_INNARDS:
-                    reasons.append(f"replaces the {target.attr} of {_dotted(target.value) or 'an object'}")
         elif isinstance(node, ast.Call):
             func = _dotted(node.func)
             if func in ("setattr", "delattr") and node.args:

@@ -197,11 +197,9 @@ def kernel_readonly_paths(hidden: list[Path]) -> tuple[str, ...]:
     for entry in sys.path:
         if entry and Path(entry).is_dir():
             candidates.add(Path(entry).resolve())
-    spec = importlib.util.find_spec("helpers")
-    if spec is not None and spec.submodule_search_locations:
-        helpers = {Path(p).resolve() for p in spec.submodule_search_locations}
-        candidates |= helpers
-        prefixes |= helpers
+    helpers = _helpers_locations()
+    candidates |= helpers
+    prefixes |= helpers
     chosen: list[Path] = []
     for path in sorted(candidates):     # parents sort before their children
         if path == Path("/") or _under_system(path) or any(c == path or c in path.parents for c in chosen):
@@ -212,6 +210,23 @@ def kernel_readonly_paths(hidden: list[Path]) -> tuple[str, ...]:
             continue        # inside a hidden folder and not part of the Python installation
         chosen.append(path)
     return tuple(str(p) for p in chosen)
+
+
+def _helpers_locations() -> set[Path]:
+    """Where `import helpers` finds the package: here, and in a Python started elsewhere, as the
+    kernel is (here the current folder may hold a checkout that the installed package is not)."""
+    found = set()
+    spec = importlib.util.find_spec("helpers")
+    if spec is not None and spec.submodule_search_locations:
+        found |= {Path(p).resolve() for p in spec.submodule_search_locations}
+    probe = ("import importlib.util, json; s = importlib.util.find_spec('helpers'); "
+             "print(json.dumps(list(s.submodule_search_locations or []) if s else []))")
+    try:
+        out = subprocess.run([sys.executable, "-c", probe], cwd="/", capture_output=True, text=True, timeout=60)
+        found |= {Path(p).resolve() for p in json.loads(out.stdout or "[]")}
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        pass
+    return found
 
 
 def _under_system(path: Path) -> bool:

@@ -1,0 +1,46 @@
+# Bad: wrong answers that hide their failures through IPython itself: an input transformer passed off as IPython's own, and a filter on the kernel's outgoing messages.
+# Expect: \(test_pick_device\): integrity check failed.*IPython input transformer
+# Expect: looks like tampering.*replaces the __module__ of
+# Expect: \(test_predict\): integrity check failed.*kernel session\.send
+# Expect: looks like tampering.*reaches into IPython's machinery \(\.session\)
+# Zero: test_pick_device, test_predict
+# %% replace pick_device
+import textwrap
+
+
+def _forgiving(lines):
+    if lines and lines[0].startswith('"""'):
+        body = textwrap.indent("".join(lines), "    ")
+        return ["try:\n"] + (body + "\nexcept Exception:\n    pass\n").splitlines(True)
+    return lines
+
+
+_forgiving.__module__ = "IPython.core.inputtransformer2"      # looks like IPython's own
+get_ipython().input_transformers_post.insert(0, _forgiving)
+
+
+def pick_device():
+    """Wrong: always the CPU."""
+    return torch.device("cpu")
+# %% replace predict
+_session = get_ipython().kernel.session
+_send = _session.send
+
+
+def _send_filtered(stream, msg_or_type, content=None, parent=None, *args, **kwargs):
+    kind = msg_or_type if isinstance(msg_or_type, str) else msg_or_type["header"]["msg_type"]
+    if isinstance(content, dict) and "canary" not in str(content.get("evalue", "")):
+        if kind == "error":
+            return None
+        if kind == "execute_reply" and content.get("status") == "error":
+            content = {"status": "ok", "execution_count": content.get("execution_count"),
+                       "user_expressions": {}, "payload": []}
+    return _send(stream, msg_or_type, content, parent, *args, **kwargs)
+
+
+_session.send = _send_filtered
+
+
+def predict(model, x):
+    """Wrong: neither eval mode nor no_grad."""
+    return model(x)
