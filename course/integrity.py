@@ -199,9 +199,8 @@ def call_expression(name: str, bindings=()) -> str:
 
 def imported_names(source: str) -> list[tuple[str, str, str]]:
     """(name, module, attribute) for every `from M import a [as b]` of a guarded package in `source`."""
-    try:
-        tree = ast.parse(_without_magics(source))
-    except SyntaxError:
+    tree = _parse(source)
+    if tree is None:
         return []
     found = []
     for node in ast.walk(tree):
@@ -215,9 +214,8 @@ def guarded_modules(test_sources: list[str]) -> list[str]:
     """GUARDED_MODULES plus the modules the test cells import from the guarded packages."""
     names = list(GUARDED_MODULES)
     for source in test_sources:
-        try:
-            tree = ast.parse(_without_magics(source))
-        except SyntaxError:
+        tree = _parse(source)
+        if tree is None:
             continue
         for node in ast.walk(tree):
             found = []
@@ -280,9 +278,8 @@ _SUSPICIOUS_CALLS[("os", "link")] = "makes a hard link"
 
 def suspicious_code(source: str) -> list[str]:
     """Why `source` (a student's cell) looks like it tampers with the grading; empty if it does not."""
-    try:
-        tree = ast.parse(_without_magics(source))
-    except SyntaxError:
+    tree = _parse(source)
+    if tree is None:
         return []
     reasons = []
     for node in ast.walk(tree):
@@ -337,6 +334,14 @@ def _dotted(node) -> str | None:
     if isinstance(node, ast.Call):
         return _dotted(node.func)
     return None
+
+
+def _parse(source: str) -> ast.Module | None:
+    """A cell's syntax tree, or None for a cell that is not Python (a student's typo)."""
+    try:
+        return ast.parse(_without_magics(source))
+    except SyntaxError:
+        return None
 
 
 def _without_magics(source: str) -> str:
