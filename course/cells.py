@@ -5,6 +5,7 @@ import nbformat
 SOLUTION_BEGIN, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 MARKERS = (SOLUTION_BEGIN, SOLUTION_END, HIDDEN_BEGIN, HIDDEN_END)
+HIDDEN_NOTE = "# (hidden tests: not shown)"     # what stands where hidden tests were cut out
 
 
 def read(path) -> nbformat.NotebookNode:
@@ -69,3 +70,21 @@ def exercise_of(test_id: str, exercises) -> str | None:
 def exercises(nb) -> list[str]:
     """The grade ids of the solution code cells, in notebook order."""
     return [grade_id(c) for c in nb.cells if is_solution(c) and c.cell_type == "code"]
+
+
+def without_hidden(source: str) -> str:
+    """`source` with each hidden-test region replaced by one HIDDEN_NOTE line.
+
+    Self-contained (no names but the markers): `course.integrity` runs it in student kernels.
+    """
+    out, inside = [], False
+    for line in source.splitlines():
+        stripped = line.strip()
+        if stripped == HIDDEN_BEGIN:
+            inside = True
+            out.append(line[: len(line) - len(line.lstrip())] + HIDDEN_NOTE)
+        elif stripped == HIDDEN_END:
+            inside = False
+        elif not inside:
+            out.append(line)
+    return "\n".join(out)

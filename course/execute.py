@@ -140,7 +140,7 @@ class GuardedExecute(Execute):
             return cell, self.resources
         test = is_test_cell(cell)
         bindings = integrity.imported_names(cell.source) if test else []
-        tampered = self._check_integrity() if test else []
+        tampered = self._check_integrity(test_starts=True) if test else []
         try:
             cell, _ = super().preprocess_cell(cell, resources, index)
         except DeadKernelError:
@@ -196,12 +196,12 @@ class GuardedExecute(Execute):
 
     # -- guard and canary ---------------------------------------------------------------------------
 
-    def _check_integrity(self, bindings=()) -> list[str]:
+    def _check_integrity(self, bindings=(), test_starts: bool = False) -> list[str]:
         """What student code replaced (the guard puts it back), checked from outside the cell:
         a guard that does not answer with its token was itself replaced."""
         if not self._guard_ok:
             return []
-        reply = run_sync(self._async_quiet)("", {"found": integrity.call_expression(self._guard, bindings)})
+        reply = run_sync(self._async_quiet)("", {"found": integrity.call_expression(self._guard, bindings, test_starts)})
         result = (reply or {}).get("user_expressions", {}).get("found", {})
         if result.get("status") != "ok":
             return ["the integrity guard itself"] if reply is not None else []

@@ -16,13 +16,19 @@ failed tests. `HideHiddenTests`, added to `GenerateFeedback.preprocessors`, remo
 from __future__ import annotations
 
 import html
+import json
 import re
+from collections import OrderedDict
 
+from jinja2 import BytecodeCache
+from nbconvert.exporters import HTMLExporter, TemplateExporter
+from nbconvert.exporters.html import WidgetsDataTypeFilter
+from nbconvert.filters.highlight import Highlight2HTML
+from nbconvert.utils.base import NbConvertBase
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from .cells import HIDDEN_BEGIN, HIDDEN_END
+from .cells import HIDDEN_BEGIN, HIDDEN_END, without_hidden
 
-HIDDEN_NOTE = "# (hidden tests: not shown)"
 REDACTED = "[hidden test code]"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -39,20 +45,6 @@ def hidden_lines(source: str) -> list[str]:
         elif inside and len(stripped) >= 8 and not stripped.startswith("#"):
             lines.append(stripped)
     return lines
-
-
-def without_hidden(source: str) -> str:
-    out, inside = [], False
-    for line in source.splitlines():
-        stripped = line.strip()
-        if stripped == HIDDEN_BEGIN:
-            inside = True
-            out.append(line[: len(line) - len(line.lstrip())] + HIDDEN_NOTE)
-        elif stripped == HIDDEN_END:
-            inside = False
-        elif not inside:
-            out.append(line)
-    return "\n".join(out)
 
 
 def _is_test(cell) -> bool:
@@ -105,3 +97,118 @@ class HideHiddenTests(NbGraderPreprocessor):
         for line in self._secret:
             plain = plain.replace(line, REDACTED)
         return plain
+
+
+def configure(config) -> None:
+    """Make nbgrader's GenerateFeedback, under this traitlets `config`, write the course's feedback."""
+    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+    from nbgrader.preprocessors import GetGrades
+
+    config.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, HideHiddenTests]
+    config.GenerateFeedback.exporter_class = FeedbackExporter
+
+
+class _CompiledTemplates(BytecodeCache):
+    """Jinja's compiled templates, kept in memory for every exporter of this process."""
+
+    def __init__(self):
+        self._code = {}
+
+    def load_bytecode(self, bucket) -> None:
+        code = self._code.get((bucket.key, bucket.checksum))
+        if code is not None:
+            bucket.code = code
+
+    def dump_bytecode(self, bucket) -> None:
+        self._code[(bucket.key, bucket.checksum)] = bucket.code
+
+
+_ALT_TEXT = "No description has been provided for this image"
+_IMG_WITHOUT_ALT = re.compile(r"<img(?![^>]*\balt=)", re.IGNORECASE)
+
+
+class FeedbackExporter(HTMLExporter):
+    """nbgrader's feedback HTML, made fast for a worker that renders notebook after notebook.
+
+    nbgrader builds a new exporter for every notebook, and the HTML exporter then spends
+    most of its time on work that is the same for every student of an assignment:
+    compiling the templates, rendering the same markdown cells and highlighting the
+    same given code, and last parsing the whole page again with BeautifulSoup only to add
+    attributes. Here the compiled templates are shared by the exporters of the process,
+    markdown and highlighting are remembered by their input (they are pure functions of
+    it), and the one attribute the page needs from that last pass, the images' alt text,
+    is added directly. (The same pass marks `.jp-Notebook` cells focusable; the classic
+    template that nbgrader's feedback extends has no such cells.)
+    """
+
+    _compiled = _CompiledTemplates()
+
+    def _create_environment(self):
+        environment = super()._create_environment()
+        environment.bytecode_cache = self._compiled
+        return environment
+
+    def markdown2html(self, context, source):
+        cell = context.get("cell", {})
+        if cell.get("attachments"):
+            return super().markdown2html(context, source)
+        path = context.get("resources", {}).get("metadata", {}).get("path", "")
+        return _markdown(self, context, source, path)
+
+    markdown2html.jinja_pass_arg = HTMLExporter.markdown2html.jinja_pass_arg  # a context filter, as in nbconvert
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        # HTMLExporter.from_notebook_node, without its BeautifulSoup pass (see the class docstring).
+        langinfo = nb.metadata.get("language_info", {})
+        lexer = langinfo.get("pygments_lexer", langinfo.get("name", None))
+        self.register_filter("highlight_code", self.filters.get("highlight_code", _Highlight(lexer, self)))
+        resources = self._init_resources(resources)
+        self.register_filter("filter_data_type", WidgetsDataTypeFilter(
+            notebook_metadata=self._nb_metadata, parent=self, resources=resources))
+        page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
+        return _IMG_WITHOUT_ALT.sub(f'<img alt="{_ALT_TEXT}"', page), resources
+
+
+class _Remembered:
+    """The results of a pure function by a key that holds all its inputs, the latest `size` of them."""
+
+    def __init__(self, size: int):
+        self._size = size
+        self._results: OrderedDict = OrderedDict()
+
+    def __call__(self, key, compute):
+        if key in self._results:
+            self._results.move_to_end(key)
+            return self._results[key]
+        value = self._results[key] = compute()
+        if len(self._results) > self._size:
+            self._results.popitem(last=False)
+        return value
+
+
+_MARKDOWN = _Remembered(4096)
+_HIGHLIGHTED = _Remembered(8192)
+
+
+def _markdown(exporter: HTMLExporter, context, source: str, path: str) -> str:
+    # The rendering depends on these settings of the exporter, the source and the path alone.
+    key = (_settings(exporter.embed_images, exporter.anchor_link_text, exporter.exclude_anchor_links,
+                     exporter.lexer_options), source, path)
+    return _MARKDOWN(key, lambda: HTMLExporter.markdown2html(exporter, context, source))
+
+
+class _Highlight(NbConvertBase):
+    """nbconvert's Highlight2HTML, remembering what it highlighted."""
+
+    def __init__(self, lexer, parent):
+        super().__init__(parent=parent)
+        self._highlight = Highlight2HTML(pygments_lexer=lexer, parent=parent)
+
+    def __call__(self, source, language=None, metadata=None):
+        key = (self._highlight.pygments_lexer, _settings(self._highlight.extra_formatter_options), source,
+               language, _settings(metadata))
+        return _HIGHLIGHTED(key, lambda: self._highlight(source, language, metadata))
+
+
+def _settings(*values) -> str:
+    return json.dumps(values, sort_keys=True, default=str)

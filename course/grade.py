@@ -255,18 +255,16 @@ def _replace_tree(src: str | None, dst: Path) -> None:
 
 def _feedback_here(class_dir: Path, db_url: str, job, config_dirs) -> None:
     """Feedback from the real gradebook, for a submission a grader has already scored by hand."""
-    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
-    from nbgrader.preprocessors import GetGrades
 
-    from .feedback import HideHiddenTests
+    from . import feedback
     from .worker import load_config
 
     config = load_config(config_dirs)
     config.CourseDirectory.root = str(class_dir)
     config.CourseDirectory.db_url = db_url
-    config.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, HideHiddenTests]
+    feedback.configure(config)
     NbGraderAPI(coursedir=CourseDirectory(config=config), config=config).generate_feedback(
         job.assignment, job.student, force=True)
 

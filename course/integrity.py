@@ -11,7 +11,11 @@ layers make that score zero instead of full marks:
    classes (torch.Tensor, nn.Module, IPython's shell), and IPython's input hooks. Right
    before and right after every test cell the grader calls it: it puts back anything
    replaced and says what it found. A test cell during which anything had been replaced
-   scores zero.
+   scores zero. After a test cell it also cuts the hidden tests out of the kernel's
+   copies of past cells (`In`, `_i<N>`, the sources kept for tracebacks), which a later
+   student cell could print, in some disguise, into its feedback. While a test cell runs, torch ignores the `__torch_function__` of tensor
+   subclasses, and torch function modes a student left on the stack are taken off, so
+   that a tensor cannot answer `torch.allclose` for itself.
 2. A canary after every test cell: a failing assert with a fresh random message must
    come back as that failure. If it does not, the kernel no longer reports failures
    honestly, and every later test scores zero.
@@ -26,7 +30,10 @@ are there so that a TA looks at such a notebook.
 from __future__ import annotations
 
 import ast
+import inspect
 import secrets
+
+from .cells import HIDDEN_BEGIN, HIDDEN_END, HIDDEN_NOTE, without_hidden
 
 # Modules whose functions and classes the tests rely on: these, plus whatever the test cells
 # import from GUARDED_PACKAGES (with its parent packages and, for torch, torch.nn and friends).
@@ -41,7 +48,7 @@ _VOLATILE = ("_", "__", "___", "exit", "quit", "get_ipython", "display", "__IPYT
              "copyright", "credits", "license", "help", "input", "raw_input")
 
 _GUARD = r'''
-def _make_guard(module_names, class_names, volatile, token):
+def _make_guard(module_names, class_names, volatile, token, cutting_code):
     import importlib, sys, types
     missing = object()
     def keep(value):
@@ -108,13 +115,74 @@ def _make_guard(module_names, class_names, volatile, token):
                   ("IPython AST transformer", shell.ast_transformers)]
         return lists
 
-    def guard(bindings=()):
+    torch_state = []        # torch's __torch_function__ switch as it was before the running test
+
+    def torch_overrides(test_starts):
+        """Keep student-made __torch_function__ out of the tests.
+
+        A tensor of the student's own subclass can answer torch.allclose with True: while a
+        test runs, torch ignores __torch_function__ of subclasses (Parameter's included,
+        which changes nothing). A torch function mode on the stack can do the same for
+        every tensor: the student's are taken off.
+        """
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return []
+        C, found = torch._C, []
+        modes = [C._pop_torch_function_stack() for _ in range(C._len_torch_function_stack())]
+        for mode in reversed(modes):            # bottom of the stack first
+            if student_made(mode):
+                found.append(f"a torch function mode ({type(mode).__name__})")
+            else:
+                C._push_on_torch_function_stack(mode)
+        state = C._get_torch_function_state()
+        if test_starts:
+            torch_state[:] = [state]
+            C._set_torch_function_state(C._TorchFunctionState.SUBCLASSES_DISABLED)
+        elif torch_state:
+            if state != C._TorchFunctionState.SUBCLASSES_DISABLED:
+                found.append("torch's switch for __torch_function__")
+            C._set_torch_function_state(torch_state.pop())
+        return found
+
+    tools = {}
+    exec(cutting_code, tools)   # cells.without_hidden, with the markers it needs
+    without_hidden = tools["without_hidden"]
+
+    def forget_hidden_tests():
+        """Cut the hidden tests out of the copies of past cells a student cell could read
+        back (In, _ih, _i<N>, the raw history, the sources kept for tracebacks)."""
+        import linecache
+
+        marker = tools["HIDDEN_BEGIN"]
+        history = shell.history_manager
+        for past in (history.input_hist_parsed, history.input_hist_raw):
+            for i, text in enumerate(past):
+                if isinstance(text, str) and marker in text:
+                    past[i] = without_hidden(text)
+        for attr in ("_i00", "_i", "_ii", "_iii"):     # IPython copies these into _i, _ii, _iii each cell
+            value = getattr(history, attr, None)
+            if isinstance(value, str) and marker in value:
+                setattr(history, attr, without_hidden(value))
+        user_ns = shell.user_ns
+        for key, value in list(user_ns.items()):
+            if key.startswith("_i") and isinstance(value, str) and marker in value:
+                user_ns[key] = without_hidden(value)
+        for key, entry in list(linecache.cache.items()):
+            if len(entry) == 4 and isinstance(entry[2], list) and any(marker in line for line in entry[2]):
+                lines = [line + "\n" for line in without_hidden("".join(entry[2])).splitlines()]
+                linecache.cache[key] = (sum(map(len, lines)), entry[1], lines, entry[3])
+
+    def guard(bindings=(), test_starts=False):
         """Put back what was replaced; returns (token, what was found).
 
         `bindings`: (name, module, attribute) for each name a test cell imported into the
-        notebook's namespace, which must still be that module's attribute.
+        notebook's namespace, which must still be that module's attribute. `test_starts`:
+        called right before a test cell (else right after one).
         """
-        found = []
+        found = torch_overrides(test_starts)
+        if not test_starts:
+            forget_hidden_tests()
         for value, code, defaults, kwdefaults in innards.values():
             if value.__code__ is not code or value.__defaults__ is not defaults \
                     or value.__kwdefaults__ is not kwdefaults:
@@ -189,12 +257,15 @@ def guard_token() -> str:
 def install_code(name: str, modules: list[str], token: str) -> str:
     """Kernel code that defines the guard as `name` (and hides it from %who)."""
     classes = [c for c in GUARDED_CLASSES if c.split(".")[0] in {m.split(".")[0] for m in modules}]
-    return (_GUARD + f"\n{name} = _make_guard({modules!r}, {classes!r}, {set(_VOLATILE)!r}, {token!r})\n"
+    cutting = (f"HIDDEN_BEGIN, HIDDEN_END, HIDDEN_NOTE = {HIDDEN_BEGIN!r}, {HIDDEN_END!r}, {HIDDEN_NOTE!r}\n"
+               + inspect.getsource(without_hidden))
+    return (_GUARD + f"\n{name} = _make_guard({modules!r}, {classes!r}, {set(_VOLATILE)!r}, {token!r}, "
+            f"{cutting!r})\n"
             f"del _make_guard\nget_ipython().user_ns_hidden[{name!r}] = None\n")
 
 
-def call_expression(name: str, bindings=()) -> str:
-    return f"{name}({list(bindings)!r})"
+def call_expression(name: str, bindings=(), test_starts: bool = False) -> str:
+    return f"{name}({list(bindings)!r}, {test_starts!r})"
 
 
 def imported_names(source: str) -> list[tuple[str, str, str]]:

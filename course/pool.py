@@ -28,9 +28,8 @@ def _worker_main(fd: int, slot: int, threads: int) -> None:
     quiet_nbgrader_warnings()
     # Import now what the first job needs (seconds), while the parent prepares the jobs.
     from nbgrader.apps import NbGraderAPI  # noqa: F401
-    from nbconvert.exporters import HTMLExporter  # noqa: F401
 
-    from . import execute  # noqa: F401
+    from . import execute, feedback  # noqa: F401
     conn = Connection(fd)
     while True:
         try:

@@ -18,7 +18,7 @@ import nbformat
 
 from . import integrity
 from .execute import INTEGRITY, KERNEL_DIED, NOT_RUN, NOTE, NOTEBOOK_TIMEOUT, OUTPUT_LOST, is_test_cell
-from .feedback import HIDDEN_NOTE, without_hidden
+from .cells import HIDDEN_NOTE, without_hidden
 
 _NETWORK = re.compile(r"Network is unreachable|name resolution|Name or service not known|"
                       r"No address associated|Connection refused|\[Errno (101|99|-2|-3)\]")

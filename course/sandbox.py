@@ -3,9 +3,11 @@
 What a student kernel sees and may do:
 
 - the file system: the system's /usr and /etc, the Python installation, the `helpers`
-  package, read-only; a copy of its notebook folder without the notebooks (read-write), which the grader never reads back; an empty home and a small
-  /tmp. The course's source/, notebooks/, the gradebook, the grader's own code and other
-  students' submissions are simply not there;
+  package, read-only; its working folder (what the notebook's folder holds besides the
+  notebooks), a home and /tmp, each a memory-backed file system of `Limits.tmp_size`,
+  so that a student filling them fills neither the grader's disk nor its memory, and
+  nothing written there outlives the kernel. The course's source/, notebooks/, the
+  gradebook, the grader's own code and other students' submissions are simply not there;
 - no network (a network namespace with only a loopback device), its own process ids;
 - rlimits: memory (address space that can be written: RLIMIT_DATA), processes and
   threads (RLIMIT_NPROC), file size, open files, no core dumps.
@@ -39,10 +41,11 @@ GiB = 1 << 30
 MiB = 1 << 20
 
 # Runs inside the sandbox, before the kernel: set the limits, drop to the sandbox uid,
-# forbid privilege gains, then become the kernel. Plain Python so that it needs nothing
-# beyond the interpreter the kernel uses anyway.
+# forbid privilege gains, fill the empty working folder and home from their read-only
+# seeds, then become the kernel. Plain Python so that it needs nothing beyond the
+# interpreter the kernel uses anyway.
 _LIMITER = """\
-import ctypes, json, os, resource, sys
+import ctypes, json, os, resource, shutil, sys
 spec = json.loads(sys.argv[1])
 for name, value in spec["rlimits"].items():
     resource.setrlimit(getattr(resource, name), (value, value))
@@ -51,8 +54,17 @@ if spec.get("uid") is not None:
     os.setgid(spec["gid"])
     os.setuid(spec["uid"])
 ctypes.CDLL(None, use_errno=True).prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+for seed, target in spec.get("seeds", []):     # entry by entry: the mount point itself is not ours
+    for name in os.listdir(seed):
+        src, dst = os.path.join(seed, name), os.path.join(target, name)
+        if os.path.isdir(src) and not os.path.islink(src):
+            shutil.copytree(src, dst, symlinks=True)
+        else:
+            shutil.copy2(src, dst, follow_symlinks=False)
 os.execv(sys.argv[2], sys.argv[2:])
 """
+# Where the read-only seeds of the working folder and home appear in the sandbox.
+SEED_DIR = "/.course-seed"
 
 # Sandboxed kernels run as SANDBOX_UID_BASE + the worker's process id when the grader runs
 # as root: the process limit counts every process of a uid, so no two live workers (of this
@@ -73,7 +85,7 @@ class Limits:
     processes: int = 256            # processes and threads (RLIMIT_NPROC)
     file_size: int = 1 * GiB        # largest file the kernel may write
     open_files: int = 1024
-    tmp_size: int = 256 * MiB       # the sandbox's /tmp and /dev/shm (memory-backed)
+    tmp_size: int = 256 * MiB       # each of the kernel's /tmp, /dev/shm, working folder and home (memory-backed)
     cell_timeout: int | None = None     # None: nbgrader's Execute.timeout (nbgrader_config.py)
     notebook_timeout: int = 900     # all cells of one notebook together
     output_per_cell: int = 1 * MiB  # outputs beyond this are dropped from the autograded notebook
@@ -119,9 +131,13 @@ class Sandbox:
     def command(self, kernel_argv: list[str], workdir: Path, home: Path, rundir: Path) -> list[str]:
         """The command line that starts `kernel_argv` in this sandbox, working in `workdir`."""
         spec = {"rlimits": self.limits.rlimits(), "uid": self.uid, "gid": self.uid}
-        limited = [sys.executable, "-c", _LIMITER, json.dumps(spec), *kernel_argv]
         if not self.isolated:
-            return limited
+            return [sys.executable, "-c", _LIMITER, json.dumps(spec), *kernel_argv]
+        # The working folder and home are size-capped tmpfs mounts at their host paths,
+        # filled at start from the host folders, which are bound read-only elsewhere.
+        seeds = [(f"{SEED_DIR}/{i}", str(path)) for i, path in enumerate((workdir, home))]
+        spec["seeds"] = seeds
+        limited = [sys.executable, "-c", _LIMITER, json.dumps(spec), *kernel_argv]
         env = {"HOME": str(home), "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
                "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": "/tmp",
                "USER": "student", "LOGNAME": "student",
@@ -142,8 +158,10 @@ class Sandbox:
         args += ["--proc", "/proc", "--dev", "/dev",
                  "--perms", "1777", "--size", str(self.limits.tmp_size), "--tmpfs", "/tmp",
                  "--perms", "1777", "--size", str(self.limits.tmp_size), "--tmpfs", "/dev/shm"]
-        for path in (workdir, home, rundir):
-            args += _parents(str(path), made) + ["--bind", str(path), str(path)]
+        for (seed, path), source in zip(seeds, (workdir, home)):
+            args += _parents(seed, made) + ["--ro-bind", str(source), seed]
+            args += _parents(path, made) + ["--perms", "1777", "--size", str(self.limits.tmp_size), "--tmpfs", path]
+        args += _parents(str(rundir), made) + ["--bind", str(rundir), str(rundir)]
         args += ["--remount-ro", "/", "--chdir", str(workdir), "--clearenv"]
         for key, value in sorted(env.items()):
             args += ["--setenv", key, value]
@@ -291,6 +309,9 @@ def make_sandbox(hidden: list[Path], limits: Limits, allow_unsandboxed: bool) ->
 
 # -- the kernel manager ----------------------------------------------------------------------
 
+_MEMORY_HISTORY = "--HistoryManager.hist_file=:memory:"
+
+
 class SandboxedKernelManager(AsyncKernelManager):
     """A kernel manager that starts its kernel inside `sandbox`, talking over unix sockets.
 
@@ -318,7 +339,10 @@ class SandboxedKernelManager(AsyncKernelManager):
         return spec
 
     def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
+        # History in memory only: a history file would keep every executed test cell, hidden
+        # tests included, where a later student cell could read it.
         argv = super().format_kernel_cmd(extra_arguments)
+        argv += [] if _MEMORY_HISTORY in argv else [_MEMORY_HISTORY]
         # The kernel works in a copy of the notebook's folder without the notebooks, never in
         # the folder nbgrader reads and writes: a link planted there would make the grader
         # (perhaps root) write through it, and the notebook being graded holds the hidden tests.

@@ -6,7 +6,7 @@ assignment's non-notebook files and a gradebook with only the assignment's defin
 so that workers never share a SQLite file and nothing a kernel does can reach the
 class's real files. nbgrader's own Autograde and GenerateFeedback run in this process
 (importing nbgrader once per worker, not once per submission), with `GuardedExecute`
-in place of nbgrader's Execute and `HideHiddenTests` added to the feedback.
+in place of nbgrader's Execute and the course's feedback (`course.feedback.configure`).
 
 The result is plain data (scores as nbgrader recorded them, the problems found, timings),
 sent back to the parent, which alone writes the real gradebook.
@@ -189,14 +189,14 @@ def _strip_links(folder: Path) -> None:
 
 
 def _api(job: Job, scratch: Path):
-    from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+    from nbconvert.preprocessors import ClearMetadataPreprocessor
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
-    from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, GetGrades, IgnorePattern,
-                                        LimitOutput, SaveAutoGrades)
+    from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput,
+                                        SaveAutoGrades)
 
+    from . import feedback
     from .execute import GuardedExecute
-    from .feedback import HideHiddenTests
     from .sandbox import Sandbox
 
     config = load_config(job.config_dirs)
@@ -205,7 +205,7 @@ def _api(job: Job, scratch: Path):
     # nbgrader's own list with Execute swapped for GuardedExecute.
     config.Autograde.autograde_preprocessors = [GuardedExecute, IgnorePattern, ClearMetadataPreprocessor,
                                                 LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
-    config.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, HideHiddenTests]
+    feedback.configure(config)
     sandbox = Sandbox.from_json(job.sandbox_json)
     config.GuardedExecute.sandbox_json = job.sandbox_json
     config.GuardedExecute.scratch_dir = str(scratch / "kernel")

@@ -6,11 +6,13 @@ their grades here can be compared cell by cell with nbgrader's own, at no extra 
 tests share that run by staying in its xdist group.
 """
 
+import base64
 import functools
 import html
 import re
 import sqlite3
 import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,14 +116,7 @@ def test_student_code_could_not_touch_the_gradebook():
 
 @GROUP
 def test_feedback_never_shows_hidden_tests():
-    source = cells.read(COURSE.source_notebook(ASSIGNMENT))
-    public, secret = set(), set()
-    for cell in source.cells:
-        secret.update(hidden_lines(cell.source))
-        for line, is_secret in cells.classify_lines(cell.source):
-            if not is_secret:
-                public.add(line.strip())
-    secret -= public
+    secret = _secret_lines()
     assert secret
     pages = sorted((batch().class_dir / "feedback").rglob("*.html"))
     assert len(pages) >= len(HONEST)
@@ -130,6 +125,32 @@ def test_feedback_never_shows_hidden_tests():
         shown = {line.strip() for line in text.splitlines()}
         leaked = sorted(secret & shown)
         assert not leaked, f"{page}: hidden test code in the feedback: {leaked[:3]}"
+
+
+def _secret_lines() -> set[str]:
+    """Lines of the hidden tests that appear nowhere else in the instructor's notebook."""
+    source = cells.read(COURSE.source_notebook(ASSIGNMENT))
+    public, secret = set(), set()
+    for cell in source.cells:
+        secret.update(hidden_lines(cell.source))
+        for line, is_secret in cells.classify_lines(cell.source):
+            if not is_secret:
+                public.add(line.strip())
+    return secret - public
+
+
+@GROUP
+def test_hidden_tests_cannot_be_read_back_from_the_kernel():
+    """reads_past_cells.py printed the kernel's copies of the cells before it, encoded (see its Bad: line)."""
+    page = next((batch().class_dir / "feedback" / "reads_past_cells").rglob("*.html")).read_text()
+    leaks = dict(re.findall(r"LEAK ([\w ]+?) ([A-Za-z0-9+/=]+)", html.unescape(page)))
+    assert {"In", "raw", "_i", "linecache"} <= set(leaks), f"the submission did not print what it read: {list(leaks)}"
+    read_back = {label: zlib.decompress(base64.b64decode(blob)).decode() for label, blob in leaks.items()}
+    assert "def broadcast_shape" in read_back["In"], "In should still hold the student's own cells"
+    secret = _secret_lines()
+    for label, text in read_back.items():
+        shown = {line.strip() for line in text.splitlines()}
+        assert not secret & shown, f"hidden test code read back from {label}: {sorted(secret & shown)[:3]}"
 
 
 @GROUP

@@ -77,16 +77,19 @@ QUIET = dict(say=lambda *a, **k: None)
 
 
 def test_sandbox_hides_the_course_and_enforces_limits(tmp_path):
-    """A process in the sandbox sees no course files, no network, and hits the memory and process caps."""
+    """A process in the sandbox sees no course files, no network, and hits the memory, process and disk caps;
+    it works in a copy of its folder that the host never sees change."""
     hidden = tmp_path / "checkout"
     (hidden / "source").mkdir(parents=True)
     (hidden / "gradebook.db").write_text("secret")
-    sandbox, why = make_sandbox([ROOT, hidden], Limits(memory=512 << 20, processes=64), allow_unsandboxed=False)
+    limits = Limits(memory=512 << 20, processes=64, tmp_size=64 << 20)
+    sandbox, why = make_sandbox([ROOT, hidden], limits, allow_unsandboxed=False)
     assert why is None
     sandbox = sandbox.for_worker(0, 1)
     dirs = [tmp_path / d for d in ("work", "home", "run")]
     for d in dirs:
         d.mkdir()
+    (dirs[0] / "data.csv").write_text("x,y")     # what the notebook's folder held
     sandbox.give(*dirs)
     probe = f"""
 import json, os, socket, time
@@ -121,7 +124,15 @@ try:
     seen["write_outside"] = True
 except OSError:
     seen["write_outside"] = False
+seen["data"] = open("data.csv").read()
 open("inside.txt", "w").write("ok")
+try:
+    with open("big.bin", "wb") as big:
+        for _ in range(100):
+            big.write(bytes(1 << 20))
+    seen["disk"] = os.path.getsize("big.bin")
+except OSError as error:
+    seen["disk"] = str(error)
 seen["uid"] = os.getuid()
 print(json.dumps(seen))
 """
@@ -131,7 +142,8 @@ print(json.dumps(seen))
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
     assert seen["helpers"] and not seen["source"] and not seen["gradebook"] and not seen["network"], seen
     assert not seen["memory"] and seen["processes"] < 64 and not seen["write_outside"], seen
-    assert (dirs[0] / "inside.txt").read_text() == "ok"
+    assert seen["data"] == "x,y" and "No space left" in str(seen["disk"]), seen
+    assert sorted(p.name for p in dirs[0].iterdir()) == ["data.csv"]    # nothing written came out
     if os.geteuid() == 0:
         assert seen["uid"] != 0
 
