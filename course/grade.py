@@ -80,14 +80,14 @@ def grade(course: Course, class_dir: Path, assignments: list[str], options: Grad
 
     started = time.perf_counter()
     class_dir = class_dir.resolve()
-    sandbox, unsandboxed = make_sandbox([course.root, class_dir], options.limits, options.allow_unsandboxed)
     todo = submissions(class_dir, assignments)
     # The workers start first: importing nbgrader takes each process seconds, so they do it
-    # while this process does the same and registers the assignments.
+    # while this process sets up the sandbox, imports the same and registers the assignments.
     threads = max(1, (os.cpu_count() or 1) // options.jobs)
     pool = Pool(min(options.jobs, len(todo)), threads) if todo else None
     finished = False
     try:
+        sandbox, unsandboxed = make_sandbox([course.root, class_dir], options.limits, options.allow_unsandboxed)
         from .gradebooks import quick_schema_stamp
 
         with quick_schema_stamp(), warnings.catch_warnings():

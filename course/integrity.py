@@ -343,6 +343,8 @@ _HISTORY = {"In", "Out", "_ih", "_oh", "_i", "_ii", "_iii"}
 # IPython's and ipykernel's insides: no exercise needs them.
 _KERNEL_INTERNALS = {"session", "input_transformers_post", "input_transformers_cleanup", "ast_transformers",
                      "showtraceback", "run_cell", "run_cell_async", "run_ast_nodes", "excepthook"}
+_SUSPICIOUS_CALLS[("signal", "alarm")] = "schedules a signal for later (it may strike in another cell)"
+_SUSPICIOUS_CALLS[("signal", "setitimer")] = "schedules a signal for later (it may strike in another cell)"
 _SUSPICIOUS_CALLS[("os", "symlink")] = "makes a symbolic link"
 _SUSPICIOUS_CALLS[("os", "link")] = "makes a hard link"
 

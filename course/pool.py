@@ -64,14 +64,19 @@ class Pool:
         """Grade `jobs`; call on_start(job) and on_result(job, result) as they happen (in this process)."""
         pending = deque(jobs)
         busy: dict[int, tuple] = {}      # slot -> (job, started)
+
+        def dispatch(slot: int) -> None:
+            if pending:
+                job = pending.popleft()
+                self._workers[slot][1].send(job)
+                busy[slot] = (job, time.monotonic())
+                if on_start:
+                    on_start(job)
+
         while pending or busy:
             for slot in sorted(self._workers):
-                if slot not in busy and pending:
-                    job = pending.popleft()
-                    self._workers[slot][1].send(job)
-                    busy[slot] = (job, time.monotonic())
-                    if on_start:
-                        on_start(job)
+                if slot not in busy:
+                    dispatch(slot)
             conns = {self._workers[slot][1]: slot for slot in busy}
             for conn in wait(list(conns), timeout=1.0):
                 slot = conns[conn]
@@ -81,6 +86,7 @@ class Pool:
                 except (EOFError, OSError):
                     result = _failed(job, "the grading process died")
                     self._replace(slot)
+                dispatch(slot)      # the worker grades the next one while on_result files this one
                 if on_result:
                     on_result(job, result)
             now = time.monotonic()

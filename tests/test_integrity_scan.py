@@ -1,0 +1,47 @@
+"""Unit tests of course.integrity.suspicious_code, the static scan behind the report's "looks like tampering".
+
+It must name what a cheating cell does, and stay quiet on honest work: every reference
+answer and every realistic wrong answer in tests/wrong_answers/ (a TA reads each flag).
+"""
+
+import pytest
+from grading_support import COURSE
+
+from course import cells, integrity
+from course.submissions import reference_answers
+
+FLAGGED = [
+    ("torch.allclose = lambda *a, **k: True", "replaces torch.allclose"),
+    ("import builtins\nbuiltins.isinstance = lambda *a: True", "replaces builtins.isinstance"),
+    ("setattr(torch, 'equal', lambda *a: True)", "setattr on torch"),
+    ("def f(): pass\nf.__code__ = (lambda: None).__code__", "replaces the __code__ of f"),
+    ("globals()['check_close'] = print", "rebinds names through globals()"),
+    ("print(In[-2])", "reads the executed cells (In)"),
+    ("get_ipython().kernel.session.send = print", "reaches into IPython's machinery (.session)"),
+    ("get_ipython().events.register('post_run_cell', print)", "hooks into IPython's cell execution"),
+    ("import sys\nsys.settrace(print)", "installs a trace function"),
+    ("import signal\nsignal.alarm(5)", "schedules a signal for later"),
+    ("import signal\nsignal.setitimer(signal.ITIMER_REAL, 0.5)", "schedules a signal for later"),
+    ("class T(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, f, t, a=(), k=None):\n"
+     "        return True", "__torch_function__"),
+    ("import os\nos.symlink('/etc/passwd', 'x')", "makes a symbolic link"),
+]
+
+
+@pytest.mark.parametrize("code, reason", FLAGGED, ids=[r for _, r in FLAGGED])
+def test_names_what_a_cheating_cell_does(code, reason):
+    assert any(reason in found for found in integrity.suspicious_code(code)), integrity.suspicious_code(code)
+
+
+def test_flags_are_not_raised_by_setting_a_flag_or_by_cells_that_are_not_python():
+    assert integrity.suspicious_code("torch.backends.cudnn.benchmark = True") == []
+    assert integrity.suspicious_code("%timeit x = 1\n!ls") == []
+    assert integrity.suspicious_code("def broken(:") == []
+
+
+@pytest.mark.parametrize("assignment", COURSE.assignments())
+def test_quiet_on_honest_answers(assignment):
+    answers = reference_answers(cells.read(COURSE.source_notebook(assignment)))
+    wrong = {p.name: p.read_text() for p in (COURSE.root / "tests" / "wrong_answers" / assignment).glob("*.py")}
+    flagged = {name: integrity.suspicious_code(code) for name, code in (answers | wrong).items()}
+    assert not {name: why for name, why in flagged.items() if why}
