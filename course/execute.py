@@ -32,7 +32,7 @@ from jupyter_core.utils import ensure_async, run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
-from traitlets import Integer, Unicode
+from traitlets import Integer, Unicode, default
 
 from . import integrity
 from .sandbox import Sandbox, kernel_manager_for, kill_strays
@@ -88,6 +88,12 @@ class GuardedExecute(Execute):
     output_per_cell = Integer(1 << 20, help="bytes of output kept per cell").tag(config=True)
     max_restarts = Integer(3, help="kernel restarts per notebook before the remaining cells are given up").tag(config=True)
 
+    @default("shutdown_kernel")
+    def _end_at_once(self) -> str:
+        # Nothing a kernel does after the last cell counts (a student's atexit hook least of
+        # all), and a graceful end of a kernel that imported torch takes seconds in the sandbox.
+        return "immediate"
+
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         if self.sandbox_json:
@@ -140,7 +146,8 @@ class GuardedExecute(Execute):
             return cell, self.resources
         test = is_test_cell(cell)
         bindings = integrity.imported_names(cell.source) if test else []
-        tampered = self._check_integrity(test_starts=True) if test else []
+        used = integrity.builtins_read(cell.source) if test else []
+        tampered = self._check_integrity(test_starts=True, builtins_read=used) if test else []
         try:
             cell, _ = super().preprocess_cell(cell, resources, index)
         except DeadKernelError:
@@ -161,7 +168,7 @@ class GuardedExecute(Execute):
                 self._recover(index)
                 return cell, self.resources
         if test:
-            tampered += self._check_integrity(bindings)
+            tampered += self._check_integrity(bindings, builtins_read=used)
             if tampered:
                 cell.outputs.append(error_output(
                     INTEGRITY, "student code replaced what the tests rely on (" + ", ".join(sorted(set(tampered))) +
@@ -196,12 +203,12 @@ class GuardedExecute(Execute):
 
     # -- guard and canary ---------------------------------------------------------------------------
 
-    def _check_integrity(self, bindings=(), test_starts: bool = False) -> list[str]:
+    def _check_integrity(self, bindings=(), test_starts: bool = False, builtins_read=()) -> list[str]:
         """What student code replaced (the guard puts it back), checked from outside the cell:
         a guard that does not answer with its token was itself replaced."""
         if not self._guard_ok:
             return []
-        reply = run_sync(self._async_quiet)("", {"found": integrity.call_expression(self._guard, bindings, test_starts)})
+        reply = run_sync(self._async_quiet)("", {"found": integrity.call_expression(self._guard, bindings, test_starts, builtins_read)})
         result = (reply or {}).get("user_expressions", {}).get("found", {})
         if result.get("status") != "ok":
             return ["the integrity guard itself"] if reply is not None else []

@@ -48,8 +48,9 @@ _VOLATILE = ("_", "__", "___", "exit", "quit", "get_ipython", "display", "__IPYT
              "copyright", "credits", "license", "help", "input", "raw_input")
 
 _GUARD = r'''
-def _make_guard(module_names, class_names, volatile, token, cutting_code):
-    import importlib, sys, types
+def _make_guard(shell, module_names, class_names, volatile, token, cutting_code):
+    import builtins, importlib, sys, types
+    real_builtins = dict(vars(builtins))
     missing = object()
     def keep(value):
         return callable(value) or isinstance(value, (types.ModuleType, property, staticmethod, classmethod))
@@ -77,7 +78,11 @@ def _make_guard(module_names, class_names, volatile, token, cutting_code):
         except Exception:
             continue
         classes[name] = (cls, snapshot(vars(cls)))
-    shell = get_ipython()
+    # Every class of those modules too (nn.Dropout.forward = ... keeps nn.Dropout itself).
+    for name, (module, snap) in modules.items():
+        for key, value in snap.items():
+            if isinstance(value, type) and value.__name__ == key and f"{name}.{key}" not in classes:
+                classes[f"{name}.{key}"] = (value, snapshot(vars(value)))
     kernel = getattr(shell, "kernel", None)
     session = getattr(kernel, "session", None)      # every reply and error leaves through it
     for obj, label in ((shell, "IPython shell"), (kernel, "IPython kernel")):
@@ -101,6 +106,8 @@ def _make_guard(module_names, class_names, volatile, token, cutting_code):
     def student_made(obj):
         """Defined in a cell: its module says so, or, as `__module__` can be forged, its code
         comes from outside the Python installation."""
+        if isinstance(obj, property):
+            return any(student_made(f) for f in (obj.fget, obj.fset, obj.fdel) if f is not None)
         module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", None)
         if module == "__main__":
             return True
@@ -114,6 +121,25 @@ def _make_guard(module_names, class_names, volatile, token, cutting_code):
                   ("IPython input transformer", shell.input_transformers_post),
                   ("IPython AST transformer", shell.ast_transformers)]
         return lists
+
+    def remove_added(owner, namespace, snap, name):
+        """Names student code added to a module or class the tests use: a module-level `tuple`
+        shadows the builtin for that module's functions, a new property a base class's."""
+        found = []
+        for key in [k for k in namespace if k not in snap and k not in volatile]:
+            if student_made(namespace[key]):
+                try:
+                    delattr(owner, key)
+                except (TypeError, AttributeError):
+                    continue
+                found.append(f"{name}.{key} (added)")
+        return found
+
+    def shadowed(names):
+        """Builtins the test reads that the notebook's own names hide from it."""
+        user_ns = shell.user_ns
+        return [f"{n} (a builtin the test uses, redefined in the notebook)" for n in names
+                if n in real_builtins and user_ns.get(n, real_builtins[n]) is not real_builtins[n]]
 
     torch_state = []        # torch's __torch_function__ switch as it was before the running test
 
@@ -151,7 +177,7 @@ def _make_guard(module_names, class_names, volatile, token, cutting_code):
 
     def forget_hidden_tests():
         """Cut the hidden tests out of the copies of past cells a student cell could read
-        back (In, _ih, _i<N>, the raw history, the sources kept for tracebacks)."""
+        back (In, _ih, _i<N>, the raw history and its database rows, the sources kept for tracebacks)."""
         import linecache
 
         marker = tools["HIDDEN_BEGIN"]
@@ -160,6 +186,9 @@ def _make_guard(module_names, class_names, volatile, token, cutting_code):
             for i, text in enumerate(past):
                 if isinstance(text, str) and marker in text:
                     past[i] = without_hidden(text)
+        for i, row in enumerate(history.db_input_cache):   # rows for a history file (none is written)
+            if any(isinstance(part, str) and marker in part for part in row):
+                history.db_input_cache[i] = tuple(without_hidden(p) if isinstance(p, str) else p for p in row)
         for attr in ("_i00", "_i", "_ii", "_iii"):     # IPython copies these into _i, _ii, _iii each cell
             value = getattr(history, attr, None)
             if isinstance(value, str) and marker in value:
@@ -173,14 +202,15 @@ def _make_guard(module_names, class_names, volatile, token, cutting_code):
                 lines = [line + "\n" for line in without_hidden("".join(entry[2])).splitlines()]
                 linecache.cache[key] = (sum(map(len, lines)), entry[1], lines, entry[3])
 
-    def guard(bindings=(), test_starts=False):
+    def guard(bindings=(), test_starts=False, builtins_read=()):
         """Put back what was replaced; returns (token, what was found).
 
         `bindings`: (name, module, attribute) for each name a test cell imported into the
         notebook's namespace, which must still be that module's attribute. `test_starts`:
-        called right before a test cell (else right after one).
+        called right before a test cell (else right after one). `builtins_read`: the
+        builtins the test cell uses.
         """
-        found = torch_overrides(test_starts)
+        found = torch_overrides(test_starts) + shadowed(builtins_read)
         if not test_starts:
             forget_hidden_tests()
         for value, code, defaults, kwdefaults in innards.values():
@@ -202,15 +232,18 @@ def _make_guard(module_names, class_names, volatile, token, cutting_code):
                     continue
                 setattr(module, key, value)
                 found.append(f"{name}.{key}")
+            found += remove_added(module, namespace, snap, name)
         for name, (cls, snap) in classes.items():
             namespace = vars(cls)
             for key, value in snap.items():
-                if namespace.get(key, missing) is not value:
+                current = namespace.get(key, missing)
+                if current is not value and not library_rewrap(current, value):
                     try:
                         setattr(cls, key, value)
                     except (TypeError, AttributeError):
                         pass
                     found.append(f"{name}.{key}")
+            found += remove_added(cls, namespace, snap, name)
         for obj, label in ((shell, "IPython shell"), (kernel, "IPython kernel"), (session, "kernel session")):
             if obj is None:
                 continue
@@ -259,13 +292,42 @@ def install_code(name: str, modules: list[str], token: str) -> str:
     classes = [c for c in GUARDED_CLASSES if c.split(".")[0] in {m.split(".")[0] for m in modules}]
     cutting = (f"HIDDEN_BEGIN, HIDDEN_END, HIDDEN_NOTE = {HIDDEN_BEGIN!r}, {HIDDEN_END!r}, {HIDDEN_NOTE!r}\n"
                + inspect.getsource(without_hidden))
-    return (_GUARD + f"\n{name} = _make_guard({modules!r}, {classes!r}, {set(_VOLATILE)!r}, {token!r}, "
-            f"{cutting!r})\n"
-            f"del _make_guard\nget_ipython().user_ns_hidden[{name!r}] = None\n")
+    arguments = f"{modules!r}, {classes!r}, {set(_VOLATILE)!r}, {token!r}, {cutting!r}"
+    # The guard lives in a namespace of its own, with a copy of the builtins taken now, before
+    # any student cell: in the notebook's namespace a student's `list = [...]` would be its `list`.
+    return (f"def _course_install():\n"
+            f"    import builtins\n"
+            f"    namespace = {{'__builtins__': dict(vars(builtins))}}\n"
+            f"    exec({_GUARD!r}, namespace)\n"
+            f"    return namespace['_make_guard'](get_ipython(), {arguments})\n"
+            f"{name} = _course_install()\n"
+            f"del _course_install\nget_ipython().user_ns_hidden[{name!r}] = None\n")
 
 
-def call_expression(name: str, bindings=(), test_starts: bool = False) -> str:
-    return f"{name}({list(bindings)!r}, {test_starts!r})"
+def call_expression(name: str, bindings=(), test_starts: bool = False, builtins_read=()) -> str:
+    return f"{name}({list(bindings)!r}, {test_starts!r}, {list(builtins_read)!r})"
+
+
+def builtins_read(source: str) -> list[str]:
+    """The builtins a test cell uses: names it reads, never binds, that builtins defines."""
+    import builtins
+
+    tree = _parse(source)
+    if tree is None:
+        return []
+    read, bound = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return sorted(name for name in read - bound if hasattr(builtins, name) and not name.startswith("_"))
 
 
 def imported_names(source: str) -> list[tuple[str, str, str]]:
@@ -341,7 +403,7 @@ _FUNCTION_INNARDS = {"__code__", "__defaults__", "__kwdefaults__", "__globals__"
 # The cell history, where the hidden tests that already ran can be read back.
 _HISTORY = {"In", "Out", "_ih", "_oh", "_i", "_ii", "_iii"}
 # IPython's and ipykernel's insides: no exercise needs them.
-_KERNEL_INTERNALS = {"session", "input_transformers_post", "input_transformers_cleanup", "ast_transformers",
+_KERNEL_INTERNALS = {"session", "get_parent", "parent_header", "_parent_header", "input_transformers_post", "input_transformers_cleanup", "ast_transformers",
                      "showtraceback", "run_cell", "run_cell_async", "run_ast_nodes", "excepthook"}
 _SUSPICIOUS_CALLS[("signal", "alarm")] = "schedules a signal for later (it may strike in another cell)"
 _SUSPICIOUS_CALLS[("signal", "setitimer")] = "schedules a signal for later (it may strike in another cell)"
@@ -395,6 +457,8 @@ def suspicious_code(source: str) -> list[str]:
             reasons.append(f"reaches into IPython's machinery (.{node.attr})")
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__torch_function__":
             reasons.append("overrides torch functions for its own tensors (__torch_function__)")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__class__":
+            reasons.append("claims to be of another class (__class__)")
     return sorted(set(reasons))
 
 

@@ -25,6 +25,8 @@ _NETWORK = re.compile(r"Network is unreachable|name resolution|Name or service n
 _FILES = re.compile(r"No such file or directory|Permission denied|Read-only file system|"
                     r"unable to open database|readonly database")
 
+TAMPERING = "looks like tampering with the grading"     # what the static scan says of a cell
+
 
 def _nbgrader_meta(cell) -> dict:
     return cell.get("metadata", {}).get("nbgrader", {})
@@ -117,7 +119,7 @@ def _structure(nb, definition, where: str) -> list[tuple[str, str]]:
             reasons = integrity.suspicious_code(cell.source)
             if reasons:
                 label = f"cell {i}" + (f" ({gid})" if gid else "")
-                problems.append((where, f"{label} looks like tampering with the grading: {'; '.join(reasons)}"))
+                problems.append((where, f"{label} {TAMPERING}: {'; '.join(reasons)}"))
     return problems
 
 

@@ -23,10 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import gradebooks
-from .report import nbgrader_error, run_problems, submission_problems
+from .report import TAMPERING, nbgrader_error, run_problems, submission_problems
 from .sandbox import copy_regular
 
 SKIPPED_FILE_KINDS = "symlinks and special files"
+FEEDBACK_HELD_BACK = ("no feedback written while cells look like tampering; after a look, "
+                      "`nbgrader generate_feedback` writes it")
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,11 @@ def grade_submission(job: Job) -> dict:
         if result["graded"]:
             _strip_links(autograded)
             result["autograded"] = str(autograded)
-            if job.feedback:
+            if job.feedback and any(TAMPERING in what for _, what in result["problems"]):
+                # Output of such cells may carry the hidden tests in a disguise that the
+                # feedback's redaction cannot recognise: a TA releases it after a look.
+                result["problems"].append(("feedback", FEEDBACK_HELD_BACK))
+            elif job.feedback:
                 fb_started = time.perf_counter()
                 fb = api.generate_feedback(job.assignment, job.student, force=True)
                 feedback = scratch / "feedback" / job.student / job.assignment

@@ -7,6 +7,9 @@ being checked, in the student's words) so that a failing test reads like a sente
 """
 
 import math
+import os
+import site
+import sys
 
 import torch
 
@@ -22,9 +25,17 @@ def _describe_shape(shape) -> str:
     return str(tuple(shape))
 
 
+def _tensor(value: torch.Tensor) -> torch.Tensor:
+    """A plain torch.Tensor view of `value`: a subclass's own .shape, .detach() or .to() are not asked."""
+    return value if type(value) is torch.Tensor else torch.Tensor.as_subclass(value, torch.Tensor)
+
+
 def check_type(value, expected_type, what: str) -> None:
-    """`value` is an instance of `expected_type` (a type or a tuple of types)."""
-    if not isinstance(value, expected_type):
+    """`value` is an instance of `expected_type` (a type or a tuple of types).
+
+    By `type(value)`, which an object cannot fake, unlike the `__class__` isinstance() asks.
+    """
+    if not issubclass(type(value), expected_type):
         names = (expected_type.__name__ if isinstance(expected_type, type)
                  else " or ".join(t.__name__ for t in expected_type))
         _fail(what, f"a {names}", f"{type(value).__name__} {value!r:.80}")
@@ -33,6 +44,7 @@ def check_type(value, expected_type, what: str) -> None:
 def check_shape(tensor, expected_shape, what: str) -> None:
     """`tensor` is a tensor whose shape is `expected_shape`."""
     check_type(tensor, torch.Tensor, what)
+    tensor = _tensor(tensor)
     if tuple(tensor.shape) != tuple(expected_shape):
         _fail(what, f"shape {_describe_shape(expected_shape)}", _describe_shape(tensor.shape))
 
@@ -40,6 +52,7 @@ def check_shape(tensor, expected_shape, what: str) -> None:
 def check_dtype(tensor, expected_dtype: torch.dtype, what: str) -> None:
     """`tensor` is a tensor of dtype `expected_dtype`."""
     check_type(tensor, torch.Tensor, what)
+    tensor = _tensor(tensor)
     if tensor.dtype != expected_dtype:
         _fail(what, f"dtype {expected_dtype}", tensor.dtype)
 
@@ -47,17 +60,73 @@ def check_dtype(tensor, expected_dtype: torch.dtype, what: str) -> None:
 def check_device(tensor, expected_device, what: str) -> None:
     """`tensor` lives on `expected_device` (`cuda` matches `cuda:0` on a one-GPU machine)."""
     check_type(tensor, torch.Tensor, what)
+    tensor = _tensor(tensor)
     expected = torch.device(expected_device)
     got = tensor.device
-    same = got.type == expected.type and (expected.index is None or got.index in (expected.index, None))
-    if not same:
+    if not _device_matches(got, expected):
         _fail(what, f"device {expected}", got, "Move it with .to(device)")
 
 
+def _device_matches(got: torch.device, expected: torch.device) -> bool:
+    return got.type == expected.type and (expected.index is None or got.index in (expected.index, None))
+
+
 def check_equal(value, expected, what: str) -> None:
-    """`value == expected` for plain Python values (ints, strings, tuples, ...)."""
-    if value != expected:
+    """`value == expected` for plain Python values (ints, strings, tuples, ...).
+
+    Python's own == decides, not the value's: a student's object whose == says yes to
+    everything (a subclass of int or tuple, or any class of its own) does not pass.
+    """
+    if not _equal(_plain(value), _plain(expected)):
         _fail(what, repr(expected), repr(value))
+
+
+_PLAIN_TYPES = (type(None), bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset)
+
+
+def _plain(value):
+    """`value` as the plain Python data it claims to be: a subclass of int, str, tuple, ...
+    (torch.Size and numpy's float64 are ones too) rebuilt by the base type's own methods."""
+    kind = type(value)
+    if kind in (type(None), bool, int, float, complex, str, bytes):
+        return value
+    for base in (int, float, complex, str, bytes):      # bool cannot be subclassed
+        if issubclass(kind, base):
+            return {int: int.__int__, float: float.__float__, complex: complex.__complex__,
+                    str: str.__str__, bytes: bytes.__bytes__}[base](value)
+    for base in (tuple, list, set, frozenset):
+        if issubclass(kind, base):
+            return base(_plain(item) for item in base.__iter__(value))
+    if issubclass(kind, dict):
+        return {_plain(k): _plain(v) for k, v in dict.items(value)}
+    return value
+
+
+def _equal(value, expected) -> bool:
+    if type(expected) in _PLAIN_TYPES:
+        if type(expected) in (tuple, list) and type(value) is type(expected):
+            return len(value) == len(expected) and all(_equal(v, e) for v, e in zip(value, expected))
+        if type(expected) is dict and type(value) is dict:
+            return value.keys() == expected.keys() and all(_equal(value[k], expected[k]) for k in expected)
+        verdict = type(expected).__eq__(expected, value)
+        if verdict is NotImplemented and type(value) in _PLAIN_TYPES:
+            verdict = type(value).__eq__(value, expected)        # 1 == 1.0
+        if verdict is NotImplemented and not _own_comparison(type(value)):
+            verdict = value == expected      # a 0-d tensor, a numpy integer: their library compares them
+        return verdict is not NotImplemented and bool(verdict)
+    return bool(value == expected)      # the test's own kind of value: it knows how to compare
+
+
+def _own_comparison(kind: type) -> bool:
+    """Whether `kind` brings an == or != written in Python outside the installed libraries (in a notebook)."""
+    for name in ("__eq__", "__ne__"):
+        code = getattr(getattr(kind, name, None), "__code__", None)
+        if code is not None and not code.co_filename.startswith(_INSTALLED):
+            return True
+    return False
+
+
+_INSTALLED = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages(), os.path.dirname(os.__file__)})
 
 
 def check_close(value, expected, what: str, rtol: float = 1e-5, atol: float = 1e-6) -> None:
@@ -67,13 +136,13 @@ def check_close(value, expected, what: str, rtol: float = 1e-5, atol: float = 1e
     with a number is compared by value.
     """
     if isinstance(expected, torch.Tensor) or isinstance(value, torch.Tensor):
-        if not isinstance(value, torch.Tensor):
+        if not issubclass(type(value), torch.Tensor):
             if isinstance(value, (int, float)) and expected.numel() == 1:
                 value = torch.tensor(float(value))
             else:
                 _fail(what, "a tensor", f"{type(value).__name__} {value!r:.80}")
         expected_t = torch.as_tensor(expected, dtype=torch.float64).cpu()
-        value_t = value.detach().to("cpu", torch.float64)
+        value_t = _tensor(value).detach().to("cpu", torch.float64)
         if expected_t.numel() == 1 and value_t.numel() == 1:
             value_t, expected_t = value_t.reshape(()), expected_t.reshape(())
         if value_t.shape != expected_t.shape:

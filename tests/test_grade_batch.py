@@ -25,6 +25,7 @@ from course.feedback import hidden_lines
 from course.gradebooks import cell_scores
 from course.grade import GradeOptions, grade
 from course.nbgrader_run import submit
+from course.report import TAMPERING
 from course.sandbox import Limits
 from course.submissions import reference_answers, with_answers
 
@@ -140,11 +141,27 @@ def _secret_lines() -> set[str]:
 
 
 @GROUP
+def test_feedback_is_held_back_where_cells_look_like_tampering():
+    b = batch()
+    for bad in BAD:
+        flagged = any(TAMPERING in line for line in report_lines(b.run.report, bad.name))
+        written = (b.class_dir / "feedback" / bad.name).is_dir()
+        assert not (flagged and written), f"{bad.name}: feedback written although cells look like tampering"
+    assert (b.class_dir / "feedback" / "names_a_list").is_dir(), "an honest notebook gets its feedback"
+
+
+@GROUP
 def test_hidden_tests_cannot_be_read_back_from_the_kernel():
-    """reads_past_cells.py printed the kernel's copies of the cells before it, encoded (see its Bad: line)."""
-    page = next((batch().class_dir / "feedback" / "reads_past_cells").rglob("*.html")).read_text()
-    leaks = dict(re.findall(r"LEAK ([\w ]+?) ([A-Za-z0-9+/=]+)", html.unescape(page)))
-    assert {"In", "raw", "_i", "linecache"} <= set(leaks), f"the submission did not print what it read: {list(leaks)}"
+    """reads_past_cells.py printed the kernel's copies of the cells before it, encoded (see its Bad: line).
+
+    Its feedback is held back (the scan flags it), so the outputs are read from the
+    autograded notebook, which is what the feedback would show.
+    """
+    graded = next((batch().class_dir / "autograded" / "reads_past_cells").rglob("*.ipynb"))
+    printed = "".join(output.get("text", "") for cell in cells.read(graded).cells if cell.cell_type == "code"
+                      for output in cell.get("outputs", []))
+    leaks = dict(re.findall(r"LEAK (\w+) ([A-Za-z0-9+/=]+)", printed))
+    assert {"In", "raw", "history_rows", "_i", "linecache"} <= set(leaks), f"the submission did not print what it read: {list(leaks)}"
     read_back = {label: zlib.decompress(base64.b64decode(blob)).decode() for label, blob in leaks.items()}
     assert "def broadcast_shape" in read_back["In"], "In should still hold the student's own cells"
     secret = _secret_lines()

@@ -25,6 +25,8 @@ FLAGGED = [
     ("class T(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, f, t, a=(), k=None):\n"
      "        return True", "__torch_function__"),
     ("import os\nos.symlink('/etc/passwd', 'x')", "makes a symbolic link"),
+    ("class D:\n    @property\n    def __class__(self):\n        return torch.device", "claims to be of another class"),
+    ("k = get_ipython().kernel.get_parent('shell')", "reaches into IPython's machinery (.get_parent)"),
 ]
 
 
