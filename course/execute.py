@@ -208,7 +208,8 @@ class GuardedExecute(Execute):
         a guard that does not answer with its token was itself replaced."""
         if not self._guard_ok:
             return []
-        reply = run_sync(self._async_quiet)("", {"found": integrity.call_expression(self._guard, bindings, test_starts, builtins_read)})
+        expression = integrity.call_expression(self._guard, bindings, test_starts, builtins_read)
+        reply = run_sync(self._async_quiet)("", {"found": expression})
         result = (reply or {}).get("user_expressions", {}).get("found", {})
         if result.get("status") != "ok":
             return ["the integrity guard itself"] if reply is not None else []

@@ -11,9 +11,11 @@ layers make that score zero instead of full marks:
    classes (torch.Tensor, nn.Module, IPython's shell), and IPython's input hooks. Right
    before and right after every test cell the grader calls it: it puts back anything
    replaced and says what it found. A test cell during which anything had been replaced
-   scores zero. After a test cell it also cuts the hidden tests out of the kernel's
-   copies of past cells (`In`, `_i<N>`, the sources kept for tracebacks), which a later
-   student cell could print, in some disguise, into its feedback. While a test cell runs, torch ignores the `__torch_function__` of tensor
+   scores zero, and so does a test that uses a builtin the notebook redefined. The guard
+   works on a copy of the builtins of its own. After a test cell it also cuts the hidden
+   tests out of the kernel's copies of past cells (`In`, `_i<N>`, the sources kept for
+   tracebacks), which a later student cell could print, in some disguise, into its
+   feedback. While a test cell runs, torch ignores the `__torch_function__` of tensor
    subclasses, and torch function modes a student left on the stack are taken off, so
    that a tensor cannot answer `torch.allclose` for itself.
 2. A canary after every test cell: a failing assert with a fresh random message must
@@ -395,6 +397,10 @@ _SUSPICIOUS_CALLS = {
     ("inspect", "currentframe"): "reads the caller's frame",
     ("inspect", "stack"): "reads the call stack",
     ("importlib", "reload"): "reloads a module",
+    ("signal", "alarm"): "schedules a signal for later (it may strike in another cell)",
+    ("signal", "setitimer"): "schedules a signal for later (it may strike in another cell)",
+    ("os", "symlink"): "makes a symbolic link",
+    ("os", "link"): "makes a hard link",
 }
 
 
@@ -403,12 +409,9 @@ _FUNCTION_INNARDS = {"__code__", "__defaults__", "__kwdefaults__", "__globals__"
 # The cell history, where the hidden tests that already ran can be read back.
 _HISTORY = {"In", "Out", "_ih", "_oh", "_i", "_ii", "_iii"}
 # IPython's and ipykernel's insides: no exercise needs them.
-_KERNEL_INTERNALS = {"session", "get_parent", "parent_header", "_parent_header", "input_transformers_post", "input_transformers_cleanup", "ast_transformers",
-                     "showtraceback", "run_cell", "run_cell_async", "run_ast_nodes", "excepthook"}
-_SUSPICIOUS_CALLS[("signal", "alarm")] = "schedules a signal for later (it may strike in another cell)"
-_SUSPICIOUS_CALLS[("signal", "setitimer")] = "schedules a signal for later (it may strike in another cell)"
-_SUSPICIOUS_CALLS[("os", "symlink")] = "makes a symbolic link"
-_SUSPICIOUS_CALLS[("os", "link")] = "makes a hard link"
+_KERNEL_INTERNALS = {"session", "get_parent", "parent_header", "_parent_header", "input_transformers_post",
+                     "input_transformers_cleanup", "ast_transformers", "showtraceback", "run_cell", "run_cell_async",
+                     "run_ast_nodes", "excepthook"}
 
 
 def suspicious_code(source: str) -> list[str]:

@@ -5,8 +5,8 @@ What a student kernel sees and may do:
 - the file system: the system's /usr and /etc, the Python installation, the `helpers`
   package, read-only; its working folder (what the notebook's folder holds besides the
   notebooks), a home and /tmp, each a memory-backed file system of `Limits.tmp_size`,
-  so that a student filling them fills neither the grader's disk nor its memory, and
-  nothing written there outlives the kernel. The course's source/, notebooks/, the
+  so that a student filling them takes at most that much of the machine's memory and
+  none of its disk, and nothing written there outlives the kernel. The course's source/, notebooks/, the
   gradebook, the grader's own code and other students' submissions are simply not there;
 - no network (a network namespace with only a loopback device), its own process ids;
 - rlimits: memory (address space that can be written: RLIMIT_DATA), processes and
