@@ -11,8 +11,9 @@ layers make that score zero instead of full marks:
    classes (torch.Tensor, nn.Module, IPython's shell), and IPython's input hooks. Right
    before and right after every test cell the grader calls it: it puts back anything
    replaced and says what it found. A test cell during which anything had been replaced
-   scores zero, and so does a test that uses a builtin the notebook redefined. The guard
-   works on a copy of the builtins of its own. After a test cell it also cuts the hidden
+   scores zero. A test runs with the real builtins it uses even where the notebook reuses
+   their names (the notebook gets its names back afterwards); the guard itself works on a
+   copy of the builtins of its own. After a test cell it also cuts the hidden
    tests out of the kernel's copies of past cells (`In`, `_i<N>`, the sources kept for
    tracebacks), which a later student cell could print, in some disguise, into its
    feedback. While a test cell runs, torch ignores the `__torch_function__` of tensor
@@ -137,21 +138,37 @@ def _make_guard(shell, module_names, class_names, volatile, token, cutting_code)
                 found.append(f"{name}.{key} (added)")
         return found
 
-    def shadowed(names):
-        """Builtins the test reads that the notebook's own names hide from it."""
-        user_ns = shell.user_ns
-        return [f"{n} (a builtin the test uses, redefined in the notebook)" for n in names
-                if n in real_builtins and user_ns.get(n, real_builtins[n]) is not real_builtins[n]]
+    lent = {}       # notebook names that hide a builtin the running test uses, put aside
+
+    def real_builtins_for_test(names, test_starts):
+        """A test runs with the builtins it reads, not the notebook's names that hide them
+        (`from numpy import *` rebinds `bool`; a cheat defines a `sum` that agrees with
+        anything); the notebook gets its names back after the test."""
+        user_ns, found = shell.user_ns, []
+        if test_starts:
+            lent.clear()
+            for n in names:
+                if n in real_builtins and user_ns.get(n, real_builtins[n]) is not real_builtins[n]:
+                    lent[n] = user_ns[n]
+                    user_ns[n] = real_builtins[n]
+            return found
+        for n, own in lent.items():
+            if user_ns.get(n, missing) is not real_builtins[n]:
+                found.append(f"{n} (rebound while the test ran)")
+            user_ns[n] = own
+        lent.clear()
+        return found
 
     torch_state = []        # torch's __torch_function__ switch as it was before the running test
 
     def torch_overrides(test_starts):
-        """Keep student-made __torch_function__ out of the tests.
+        """Keep student-made __torch_function__ and its kin out of the tests.
 
         A tensor of the student's own subclass can answer torch.allclose with True: while a
         test runs, torch ignores __torch_function__ of subclasses (Parameter's included,
-        which changes nothing). A torch function mode on the stack can do the same for
-        every tensor: the student's are taken off.
+        which changes nothing). A torch function or dispatch mode on the stack can do the
+        same for every tensor, and a hook on every module can switch models to eval mode:
+        the student's are taken off.
         """
         torch = sys.modules.get("torch")
         if torch is None:
@@ -163,6 +180,20 @@ def _make_guard(shell, module_names, class_names, volatile, token, cutting_code)
                 found.append(f"a torch function mode ({type(mode).__name__})")
             else:
                 C._push_on_torch_function_stack(mode)
+        dispatch = sys.modules.get("torch.utils._python_dispatch")    # a mode there answers torch's operators
+        modes = [dispatch._pop_mode() for _ in range(C._len_torch_dispatch_stack())] if dispatch else []
+        for mode in reversed(modes):
+            if student_made(mode):
+                found.append(f"a torch dispatch mode ({type(mode).__name__})")
+            else:
+                dispatch._push_mode(mode)
+        hooks = sys.modules.get("torch.nn.modules.module")
+        for key, value in list(vars(hooks).items()) if hooks is not None else ():
+            if key.startswith("_global_") and isinstance(value, dict):     # hooks on every module
+                for hook_id, hook in list(value.items()):
+                    if callable(hook) and student_made(hook):
+                        del value[hook_id]
+                        found.append(f"a hook on every torch module ({key})")
         state = C._get_torch_function_state()
         if test_starts:
             torch_state[:] = [state]
@@ -212,7 +243,7 @@ def _make_guard(shell, module_names, class_names, volatile, token, cutting_code)
         called right before a test cell (else right after one). `builtins_read`: the
         builtins the test cell uses.
         """
-        found = torch_overrides(test_starts) + shadowed(builtins_read)
+        found = torch_overrides(test_starts) + real_builtins_for_test(builtins_read, test_starts)
         if not test_starts:
             forget_hidden_tests()
         for value, code, defaults, kwdefaults in innards.values():
@@ -406,6 +437,13 @@ _SUSPICIOUS_CALLS = {
 
 # Attributes whose assignment changes what a function does while it stays the same object.
 _FUNCTION_INNARDS = {"__code__", "__defaults__", "__kwdefaults__", "__globals__", "__module__", "__class__"}
+# Methods through which objects answer torch's or numpy's operations (allclose, ==) themselves.
+_OWN_OPERATORS = {
+    "__torch_function__": "overrides torch functions for its own tensors (__torch_function__)",
+    "__torch_dispatch__": "overrides torch's operators (__torch_dispatch__)",
+    "__array_ufunc__": "overrides numpy's operations for its own arrays (__array_ufunc__)",
+    "__array_function__": "overrides numpy's functions for its own arrays (__array_function__)",
+}
 # The cell history, where the hidden tests that already ran can be read back.
 _HISTORY = {"In", "Out", "_ih", "_oh", "_i", "_ii", "_iii"}
 # IPython's and ipykernel's insides: no exercise needs them.
@@ -458,8 +496,8 @@ def suspicious_code(source: str) -> list[str]:
             reasons.append(f"reads the executed cells ({node.id})")
         elif isinstance(node, ast.Attribute) and node.attr in _KERNEL_INTERNALS:
             reasons.append(f"reaches into IPython's machinery (.{node.attr})")
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__torch_function__":
-            reasons.append("overrides torch functions for its own tensors (__torch_function__)")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in _OWN_OPERATORS:
+            reasons.append(_OWN_OPERATORS[node.name])
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__class__":
             reasons.append("claims to be of another class (__class__)")
     return sorted(set(reasons))

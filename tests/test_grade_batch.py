@@ -147,7 +147,7 @@ def test_feedback_is_held_back_where_cells_look_like_tampering():
         flagged = any(TAMPERING in line for line in report_lines(b.run.report, bad.name))
         written = (b.class_dir / "feedback" / bad.name).is_dir()
         assert not (flagged and written), f"{bad.name}: feedback written although cells look like tampering"
-    assert (b.class_dir / "feedback" / "names_a_list").is_dir(), "an honest notebook gets its feedback"
+    assert (b.class_dir / "feedback" / "reuses_builtin_names").is_dir(), "an honest notebook gets its feedback"
 
 
 @GROUP

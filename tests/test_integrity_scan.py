@@ -27,6 +27,9 @@ FLAGGED = [
     ("import os\nos.symlink('/etc/passwd', 'x')", "makes a symbolic link"),
     ("class D:\n    @property\n    def __class__(self):\n        return torch.device", "claims to be of another class"),
     ("k = get_ipython().kernel.get_parent('shell')", "reaches into IPython's machinery (.get_parent)"),
+    ("class M(TorchDispatchMode):\n    def __torch_dispatch__(self, f, t, a=(), k=None):\n        return True",
+     "overrides torch's operators (__torch_dispatch__)"),
+    ("class A(np.ndarray):\n    def __array_ufunc__(self, *a, **k):\n        return True", "__array_ufunc__"),
 ]
 
 
