@@ -118,8 +118,10 @@ def _equal(value, expected) -> bool:
 
 
 def _own_comparison(kind: type) -> bool:
-    """Whether `kind` brings an == or != written in Python outside the installed libraries (in a notebook)."""
-    for name in ("__eq__", "__ne__"):
+    """Whether `kind` brings a comparison written in Python outside the installed libraries (in a
+    notebook): its own == or !=, or numpy's or torch's hooks through which == reaches it."""
+    for name in ("__eq__", "__ne__", "__bool__", "__array_ufunc__", "__array_function__", "__torch_function__",
+                 "__torch_dispatch__"):
         code = getattr(getattr(kind, name, None), "__code__", None)
         if code is not None and not code.co_filename.startswith(_INSTALLED):
             return True
