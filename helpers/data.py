@@ -1,4 +1,4 @@
-"""Small synthetic data sets. Everything is generated; nothing is downloaded."""
+"""Small data sets: synthetic ones generated from a seed, and real digits shipped inside scikit-learn. Nothing is downloaded."""
 
 import torch
 from torch.utils.data import TensorDataset
@@ -30,3 +30,26 @@ def make_classification(n: int, num_features: int = 2, num_classes: int = 3, spr
     x = centres[labels] + spread * torch.randn(n, num_features, generator=g)
     return TensorDataset(x, labels)
 
+
+
+def load_digits(split: str = "all", val_fraction: float = 0.2, seed: int = 0) -> TensorDataset:
+    """scikit-learn's handwritten digits (1,797 real 8x8 images, shipped inside the package: no download).
+
+    Items are `(image, label)`: `image` is float32 of shape `(1, 8, 8)` with pixels scaled
+    from 0..16 to 0..1, `label` an int64 scalar in 0..9. `split` is `"train"`, `"val"` or
+    `"all"`; the train/val split is a fixed shuffle drawn from `seed`, so it is the same on
+    every machine and the two parts never share an image.
+    """
+    from sklearn.datasets import load_digits as sklearn_digits  # imported here: only this loader needs it
+
+    digits = sklearn_digits()
+    images = torch.tensor(digits.images, dtype=torch.float32).unsqueeze(1) / 16.0
+    labels = torch.tensor(digits.target, dtype=torch.int64)
+    if split == "all":
+        return TensorDataset(images, labels)
+    order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(seed))
+    n_val = round(val_fraction * len(labels))
+    parts = {"val": order[:n_val], "train": order[n_val:]}
+    if split not in parts:
+        raise ValueError(f"split must be 'train', 'val' or 'all', not {split!r}")
+    return TensorDataset(images[parts[split]], labels[parts[split]])

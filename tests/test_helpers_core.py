@@ -188,3 +188,14 @@ def test_check_equal_lets_python_compare_not_the_value(value, expected):
 ])
 def test_check_equal_accepts_equal_values_of_every_honest_kind(value, expected):
     checks.check_equal(value, expected, "x")
+
+
+def test_load_digits_is_real_split_and_disjoint():
+    from helpers.data import load_digits
+
+    train, val, everything = load_digits("train"), load_digits("val"), load_digits("all")
+    assert len(everything) == 1797 and len(train) + len(val) == 1797
+    image, label = train[0]
+    assert image.shape == (1, 8, 8) and image.dtype == torch.float32 and label.dtype == torch.int64
+    assert 0.0 <= float(everything.tensors[0].min()) and float(everything.tensors[0].max()) == 1.0
+    assert torch.equal(load_digits("val").tensors[1], val.tensors[1])  # the same split every time
