@@ -1,0 +1,67 @@
+"""course.wire: only data crosses from the student's process to the grader, decoded without running it."""
+
+import collections
+import io
+import os
+import pickle
+
+import pytest
+import torch
+from torch import nn
+
+from course.wire import RemoteError, WireError, decode, encode
+
+
+def test_data_round_trips_exactly():
+    model = nn.Linear(3, 2)
+    value = {"loss": 0.25, "n": 3, "ok": True, "none": None, "name": "x", "raw": b"\x00",
+             "shape": (2, 3), "losses": [1.0, 0.5], "state": model.state_dict(),
+             "long": torch.arange(4), 7: torch.tensor(1.5, dtype=torch.float64)}
+    back = decode(encode(value))
+    assert back.keys() == value.keys()
+    assert back["shape"] == (2, 3) and back["losses"] == [1.0, 0.5] and back["raw"] == b"\x00"
+    for key, tensor in model.state_dict().items():
+        assert type(back["state"][key]) is torch.Tensor and torch.equal(back["state"][key], tensor)
+    assert back[7].dtype == torch.float64 and back["long"].dtype == torch.int64
+
+
+def test_tensors_arrive_plain_and_detached():
+    class Sneaky(torch.Tensor):
+        pass
+
+    sent = (torch.ones(2, requires_grad=True) * 2).as_subclass(Sneaky)
+    back = decode(encode(sent))
+    assert type(back) is torch.Tensor and not back.requires_grad and back.tolist() == [2.0, 2.0]
+
+
+def test_an_exception_travels_as_its_type_name_and_message():
+    back = decode(encode([ValueError("labels must be whole numbers"), 1]))
+    assert back == [RemoteError("ValueError", "labels must be whole numbers"), 1]
+
+
+@pytest.mark.parametrize("value", [nn.Linear(2, 2), lambda: 1, object(), {(1, 2): 3}, {1.5: 0}])
+def test_the_sender_refuses_what_is_not_data(value):
+    with pytest.raises(WireError):
+        encode(value)
+
+
+class RunsOnLoad:
+    def __reduce__(self):
+        return (os.system, ("echo pwned > /dev/null",))
+
+
+@pytest.mark.parametrize("forged", [
+    pickle.dumps(RunsOnLoad()),
+    b"not a checkpoint at all",
+], ids=["pickle_that_runs_os_system", "garbage"])
+def test_forged_bytes_never_run(forged):
+    with pytest.raises(WireError):
+        decode(forged)
+
+
+def test_forged_checkpoints_with_objects_are_refused():
+    for value in (nn.Parameter(torch.ones(2)), collections.Counter(a=1), RunsOnLoad()):
+        buffer = io.BytesIO()
+        torch.save(value, buffer)  # bypasses encode(), as a hostile sender would
+        with pytest.raises(WireError):
+            decode(buffer.getvalue())
