@@ -1,15 +1,40 @@
-"""Choosing the device a notebook computes on."""
+"""Choosing the device a notebook computes on, and waiting for it."""
 
 import torch
 
 
 def default_device() -> torch.device:
-    """The device the course notebooks use: the first CUDA GPU if there is one, else the CPU.
+    """The device the course notebooks use, in the order exercise `pick_device` of notebook 01 teaches:
+    the machine's accelerator (CUDA, then Apple's MPS), else the CPU.
 
-    Apple's MPS is left out on purpose: the reference outputs are verified on CPU and
-    on CUDA only, and a few operations behave differently on MPS.
+    Where the installed torch has `torch.accelerator` (2.6 and later) it is asked first; older
+    torch is asked through `torch.cuda` and `torch.backends.mps`, which give the same answer.
     """
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is not None and accelerator.is_available():
+        return accelerator.current_accelerator()
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait until every kernel queued on `device` has finished (nothing to wait for on the CPU).
+
+    Accelerators run kernels asynchronously: a timer read without waiting measures only the launch.
+    """
+    device = torch.device(device)
+    if device.type == "cpu":
+        return
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is not None and hasattr(accelerator, "synchronize"):
+        accelerator.synchronize(device)
+    elif device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()
 
 
 def describe_device(device: torch.device) -> str:

@@ -9,11 +9,27 @@ import torch
 from helpers import checks, data, device, seeding, widgets
 
 
-def test_default_device_follows_cuda_availability():
-    with mock.patch("torch.cuda.is_available", return_value=False):
-        assert device.default_device() == torch.device("cpu")
-    with mock.patch("torch.cuda.is_available", return_value=True):
-        assert device.default_device().type == "cuda"
+@pytest.mark.parametrize("cuda, mps, expected", [(False, False, "cpu"), (True, False, "cuda"),
+                                                 (False, True, "mps"), (True, True, "cuda")])
+def test_default_device_picks_in_the_order_pick_device_teaches(cuda, mps, expected):
+    """Notebook 01's exercise pick_device: CUDA, then MPS, then CPU; the setup cells agree."""
+    from helpers.probes_devices import device_on
+
+    assert device_on(device.default_device, cuda=cuda, mps=mps).type == expected
+
+
+def test_default_device_without_torch_accelerator():
+    """Older torch (before 2.6) has no torch.accelerator: the same order, asked through torch.cuda."""
+    from helpers.probes_devices import device_on
+
+    with mock.patch.object(torch, "accelerator", None):
+        assert device_on(device.default_device, cuda=True, mps=False).type == "cuda"
+        assert device_on(device.default_device, cuda=False, mps=False).type == "cpu"
+
+
+def test_synchronize_on_cpu_waits_for_nothing():
+    device.synchronize(torch.device("cpu"))
+    device.synchronize("cpu")
 
 
 def test_describe_device_on_cpu():
