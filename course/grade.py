@@ -182,6 +182,8 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
             pool.run([job for job, _, _ in jobs], hard_limit, on_start=progress.started, on_result=on_result)
             progress.close()
 
+        for student, assignment in graded:     # flags and comments a TA sees in formgrader
+            gradebooks.record_findings(class_dir, db_url, assignment, student, problems.get((student, assignment), []))
         gradebooks.export_csv(db_url, class_dir / CSV_NAME)
         all_scores = gradebooks.scores(db_url, assignments)
         wanted = set(todo)

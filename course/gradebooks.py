@@ -180,3 +180,82 @@ def export_csv(db_url: str, path) -> None:
 
     with Gradebook(db_url) as gb:
         CsvExportPlugin(to=str(path)).export(gb)
+
+
+# -- what formgrader shows a TA -------------------------------------------------------------------
+
+REPORT_COMMENT = "course grade's report (this notebook is flagged until a TA has looked):"
+
+
+def import_roster(db_url: str, csv_path) -> None:
+    """Register the students of `csv_path` (id, first_name, last_name, email, lms_user_id) with
+    nbgrader's own `nbgrader db student import`, so that formgrader shows their names."""
+    import logging
+
+    from nbgrader.apps.dbapp import DbStudentImportApp
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+
+    config = Config()
+    config.CourseDirectory.db_url = db_url
+    app = DbStudentImportApp(config=config, log_level=logging.WARNING)
+    app.coursedir = CourseDirectory(parent=app)
+    app.extra_args = [str(csv_path)]
+    try:
+        app.start()
+    except SystemExit as refused:   # the app's own way to say that the file is not a roster
+        raise ValueError(f"{csv_path}: not a roster nbgrader can import (see the log above)") from refused
+
+
+def record_findings(class_dir, db_url: str, assignment: str, student: str, problems: list[tuple[str, str]]) -> None:
+    """Put what `course grade` found about one graded submission where a TA looks in formgrader.
+
+    Each notebook the problems concern is flagged (nbgrader's flag, which formgrader lists and
+    a TA takes off after a look) and the problems go, as an automatic comment, on its first
+    cell that takes comments. A notebook nbgrader could not grade at all (not JSON, missing)
+    gets a stand-in in autograded/ that says why, so that every formgrader view shows it as
+    graded with zero instead of "needs autograding" in one and 0 in another.
+    Submissions without problems are left as they are: a flag there is a TA's own.
+    """
+    from pathlib import Path
+
+    import nbformat
+
+    autograded = Path(class_dir) / "autograded" / student / assignment
+    with Gradebook(db_url) as gb:
+        submission = gb.find_submission(assignment, student)
+        for nb in submission.notebooks:
+            mine = [(where, what) for where, what in problems if where in (f"{nb.name}.ipynb", nb.name)
+                    or not where.endswith(".ipynb")]
+            standin = autograded / f"{nb.name}.ipynb"
+            if not standin.is_file():
+                autograded.mkdir(parents=True, exist_ok=True)
+                lines = "\n".join(f"- {where}: {what}" for where, what in mine) or "- no report line"
+                nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+                    f"# {nb.name}.ipynb could not be graded\n\nEvery graded cell scores zero. "
+                    f"`course grade` reported:\n\n{lines}\n")]), str(standin))
+            if not mine:
+                continue
+            nb.flagged = True
+            order = _grade_ids(standin)
+            comments = sorted(nb.comments, key=lambda c: (order.index(c.name) if c.name in order else len(order),
+                                                          c.name))
+            if comments:
+                first = comments[0]
+                report = "\n".join([REPORT_COMMENT, *(f"- {where}: {what}" for where, what in mine)])
+                nbgrader_said = first.auto_comment or ""
+                if nbgrader_said.startswith(REPORT_COMMENT):   # ours, from a run that changed nothing since
+                    nbgrader_said = ""
+                first.auto_comment = report + (f"\n\n{nbgrader_said}" if nbgrader_said else "")
+        gb.db.commit()
+
+
+def _grade_ids(notebook) -> list[str | None]:
+    """The grade ids of `notebook`'s cells, in order (none for a stand-in or a broken notebook)."""
+    import nbformat
+
+    try:
+        return [c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+                for c in nbformat.read(str(notebook), as_version=4).cells]
+    except Exception:  # noqa: BLE001 - anything that is not a notebook has no order to give
+        return []
