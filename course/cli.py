@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
                          help="the nbgrader course folder holding submitted/ and gradebook.db (default: the checkout)")
     p_grade.add_argument("--force", action="store_true", help="regrade submissions already graded and unchanged")
     p_grade.add_argument("--no-feedback", action="store_true", help="do not write feedback HTML")
+    p_grade.add_argument("--roster", type=Path, default=None, metavar="CSV",
+                         help="register students with their names first (the CSV `nbgrader db student import` "
+                              "takes: id, first_name, last_name, email)")
 
     p_demo = sub.add_parser("demo", help="make a demo class (full, partial, blank and bad submissions) and grade it")
     p_demo.add_argument("--dir", type=Path, default=None, help="where to make it (default: build/demo in the checkout)")
@@ -131,6 +134,9 @@ def _grade(course: Course, assignments: list[str], args) -> int:
     from .grade import grade
 
     class_dir = (args.class_dir or course.root).resolve()
+    if args.roster:
+        from .gradebooks import import_roster
+        import_roster(f"sqlite:///{class_dir / 'gradebook.db'}", args.roster)
     run = grade(course, class_dir, assignments, _grade_options(args))
     print(run.table)
     print()
