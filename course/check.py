@@ -12,6 +12,7 @@ from .nbgrader_run import generate_release, scratch_course
 from .paths import Course
 from .reference import reference_from_source
 from .template import template_problems
+from .timing import length_problems, timing
 from .selfcheck_data import data_path, visible_tests_json
 
 
@@ -36,6 +37,9 @@ def check(course: Course, assignments: list[str], say=print) -> list[Problem]:
             problems += source_outputs(source, src_path)
             problems += grade_ids(source, src_path)
             problems += [Problem(src_path, f"template: {p}") for p in template_problems(source, assignment)]
+            say(f"    {assignment}: {timing(source)}", flush=True)
+            problems += [Problem(src_path, f"length: {p}") for p in length_problems(source)]
+            problems += long_test_cells(source, src_path)
             generated = generate_release(scratch, assignment)
             problems += stale_release(course, assignment, generated)
             problems += stale_selfcheck(course, assignment, generated)
@@ -111,6 +115,21 @@ def grade_ids(nb, path) -> list[Problem]:
     for s in solutions:
         if s not in graded:
             problems.append(Problem(path, f"exercise '{s}' has no test cell"))
+    return problems
+
+
+MAX_VISIBLE_TEST_LINES = 20
+
+
+def long_test_cells(nb, path) -> list[Problem]:
+    """Test cells whose visible part (what release/ shows a student) is over MAX_VISIBLE_TEST_LINES lines."""
+    problems = []
+    for cell in nb.cells:
+        if cells.is_test(cell):
+            visible = [line for line, secret in cells.classify_lines(cell.source) if not secret]
+            if len(visible) > MAX_VISIBLE_TEST_LINES:
+                problems.append(Problem(path, f"test cell '{cells.grade_id(cell)}' shows a student {len(visible)} "
+                                              f"lines, over {MAX_VISIBLE_TEST_LINES}; move its machinery into helpers"))
     return problems
 
 

@@ -3,6 +3,7 @@
 import re
 
 from . import cells
+from .timing import GOING_FURTHER, is_going_further
 
 # Markdown headings every notebook has, in this order.
 REQUIRED_HEADINGS = ("What is true here", "What you will be able to do", "Questions people ask",
@@ -64,6 +65,7 @@ def template_problems(nb, assignment: str) -> list[str]:
             positions.append(where[0])
     if positions != sorted(positions):
         problems.append(f"the headings {REQUIRED_HEADINGS} are not in this order")
+    problems += _going_further_problems(nb)
     remembers = sum(c.source.count("**Remember:**") for c in nb.cells if c.cell_type == "markdown")
     if remembers < 1:
         problems.append("no '**Remember:**' summary after a section")
@@ -74,4 +76,23 @@ def template_problems(nb, assignment: str) -> list[str]:
     for summary, keywords in SYLLABUS_QUESTIONS.get(assignment, []):
         if not all(k.lower() in questions for k in keywords):
             problems.append(f"the syllabus question '{summary}' is not answered under 'Questions people ask'")
+    return problems
+
+
+def _going_further_problems(nb) -> list[str]:
+    """The optional part, if any: one cell opening with GOING_FURTHER, after the Summary."""
+    problems = []
+    marked = [i for i, c in enumerate(nb.cells) if is_going_further(c)]
+    if len(marked) > 1:
+        problems.append(f"'{GOING_FURTHER}' opens {len(marked)} cells; the optional part has one heading")
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown" and not is_going_further(cell) and \
+                re.search(r"^#{1,2}\s+going further", cell.source, re.I | re.M):
+            problems.append(f"cell {i} has a 'Going further' heading that does not open the optional part: "
+                            f"write it exactly '{GOING_FURTHER}', as the first line of its own markdown cell")
+    if marked:
+        summary = [i for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
+                   and re.search(r"^##\s+Summary", c.source, re.M)]
+        if not summary or summary[0] > marked[0]:
+            problems.append(f"'{GOING_FURTHER}' comes before the Summary; it is the last part of the notebook")
     return problems
