@@ -1,7 +1,8 @@
 """nbgrader configuration for Section 10 (PyTorch).
 
-`course build`, `course check` and the tests read this same file, so that a TA's
-`nbgrader autograde` and our checks grade under the same rules.
+`course build`, `course check`, `course grade`, the tests, and nbgrader's own commands and
+formgrader run from the checkout (or from a class folder whose nbgrader_config.py loads this
+one) all read this file, so that they grade under the same rules.
 """
 
 c = get_config()  # noqa: F821 (provided by nbgrader when it loads this file)
@@ -15,18 +16,13 @@ c.CourseDirectory.ignore = [
     ".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.pt.tmp",
 ]
 
-# Every cell of the course runs on a CPU in seconds; 60 s catches infinite loops
-# without failing a slow laptop. (Execute.timeout, not ExecutePreprocessor.timeout:
-# nbgrader's own preprocessor ignores the latter.)
-c.Execute.timeout = 60
-c.Execute.interrupt_on_timeout = True
+# How notebooks run (timeouts, PyTorch warnings on stderr, output limits) is written once, in
+# release/nbgrader_config.py, where a student's JupyterLab Validate finds it too.
+from course.nbgrader_plugins import configure, student_config  # noqa: E402
 
-# nbgrader scores any stderr output in a test cell as a failure. PyTorch warnings
-# (deprecations, "TypedStorage is deprecated", ...) go to stderr and must never cost
-# a student points.
-c.IgnorePattern.enabled = True
-c.IgnorePattern.pattern = r"[A-Za-z]*Warning"
+load_subconfig(str(student_config(__file__)))  # noqa: F821 (provided by traitlets)
 
-# Students' printouts must not blow up the gradebook or the feedback HTML.
-c.LimitOutput.max_lines = 500
-c.LimitOutput.max_traceback = 100
+# nbgrader generate_assignment fills the placeholders as `course build` does; generate_feedback
+# hides hidden tests and holds back flagged notebooks as `course grade` does; formgrader's
+# Autograde button refuses, pointing to `course grade` (see course/nbgrader_plugins.py).
+configure(c, __file__)

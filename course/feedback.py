@@ -11,6 +11,10 @@ failed tests. `HideHiddenTests`, added to `GenerateFeedback.preprocessors`, remo
   student needs; the frames above it would quote the hidden code;
 - any output anywhere that still quotes a line of hidden test code (a student can print
   the running cell's source) has that line replaced.
+
+`HoldFlaggedFeedback` goes first: a notebook flagged in the gradebook gets no feedback until a
+TA takes the flag off. `configure` sets both, for `course grade` and, through
+nbgrader_config.py, for `nbgrader generate_feedback` and formgrader's Generate Feedback.
 """
 
 from __future__ import annotations
@@ -99,12 +103,46 @@ class HideHiddenTests(NbGraderPreprocessor):
         return plain
 
 
-def configure(config) -> None:
-    """Make nbgrader's GenerateFeedback, under this traitlets `config`, write the course's feedback."""
-    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-    from nbgrader.preprocessors import GetGrades
+class FeedbackHeldBack(RuntimeError):
+    """Raised for a flagged submission: its feedback waits for a TA's look."""
 
-    config.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, HideHiddenTests]
+
+HELD_BACK = ("feedback held back: {student}'s {notebook}.ipynb of {assignment} is flagged for review in the "
+             "gradebook (the grading report names it; the reason is in a comment on the notebook). After a "
+             "look, unflag it in formgrader, then generate its feedback.")
+
+
+class HoldFlaggedFeedback(NbGraderPreprocessor):
+    """Refuse feedback for a notebook flagged in the gradebook.
+
+    `course grade` flags every submission its report names; output of a cell that tampers with
+    the grading may carry the hidden tests in a disguise `HideHiddenTests` cannot recognise, so
+    such feedback is released only after a TA has looked and taken the flag off.
+    """
+
+    def preprocess(self, nb, resources):
+        from nbgrader.api import Gradebook, MissingEntry
+
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gb:
+            try:
+                flagged = gb.find_submission_notebook(info["notebook"], info["assignment"], info["student"]).flagged
+            except MissingEntry:
+                flagged = False     # GetGrades, next, says that the submission is unknown
+        if flagged:
+            message = HELD_BACK.format(**info)
+            self.log.error(message)
+            raise FeedbackHeldBack(message)
+        return nb, resources
+
+
+def configure(config) -> None:
+    """Make nbgrader's GenerateFeedback, under this traitlets `config`, write the course's feedback:
+    nbgrader's own steps, with flagged notebooks held back first and the hidden tests removed last."""
+    from nbgrader.converters import GenerateFeedback
+
+    defaults = GenerateFeedback.class_traits()["preprocessors"].default()
+    config.GenerateFeedback.preprocessors = [HoldFlaggedFeedback, *defaults, HideHiddenTests]
     config.GenerateFeedback.exporter_class = FeedbackExporter
 
 

@@ -21,7 +21,9 @@ pip install -r requirements.txt
 jupyter lab release/
 ```
 
-Open a notebook and run its setup cell first. Everything runs on a CPU.
+Open a notebook and run its setup cell first. Everything runs on a CPU. Where nbgrader is
+installed, its *Validate* button runs your notebook under the grader's settings
+(`release/nbgrader_config.py`: time per cell, PyTorch warnings that do not count as errors).
 
 ## On Google Colab
 
@@ -53,6 +55,16 @@ helpers = ["selfcheck_data/*.json"]
 """
 
 
+# Beside release/: JupyterLab's Validate reads nbgrader_config.py from the folder the server
+# starts in, and students start it here (`jupyter lab release/`). The settings stay in release/.
+STUDENT_NBGRADER_CONFIG = """\"\"\"nbgrader settings for JupyterLab's Validate button: the course's, in release/nbgrader_config.py.\"\"\"
+import os
+
+c = get_config()  # noqa: F821 (provided by traitlets)
+load_subconfig(os.path.join(os.path.dirname(os.path.abspath(__file__)), "release", "nbgrader_config.py"))  # noqa: F821
+"""
+
+
 class PublishRefused(RuntimeError):
     pass
 
@@ -76,6 +88,7 @@ def write_tree(course: Course, dest: Path) -> None:
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     (dest / "requirements.txt").write_text(_student_requirements(course))
     (dest / "README.md").write_text(STUDENT_README)
+    (dest / "nbgrader_config.py").write_text(STUDENT_NBGRADER_CONFIG)
     from helpers import __version__
     (dest / "pyproject.toml").write_text(STUDENT_PYPROJECT.format(version=__version__))
 
