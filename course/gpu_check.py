@@ -48,7 +48,7 @@ def memory_and_speed(steps: int = 20) -> list[dict]:
     import torch
     from torch import nn
 
-    from helpers.memory import cuda_forward_backward_peak, memory_demo_batch, memory_demo_model
+    from helpers.memory import memory_demo_batch, memory_demo_model
 
     rows = []
     x, y = memory_demo_batch("cuda")
@@ -57,7 +57,11 @@ def memory_and_speed(steps: int = 20) -> list[dict]:
         model = memory_demo_model().cuda()
         torch.cuda.synchronize()
         before = torch.cuda.memory_allocated()
-        peak = cuda_forward_backward_peak(model, x, y, loss_fn, autocast_dtype=dtype)
+        torch.cuda.reset_peak_memory_stats()   # the peak of one forward and backward pass
+        with torch.autocast("cuda", dtype=dtype or torch.float32, enabled=dtype is not None):
+            loss = loss_fn(model(x), y)
+        loss.backward()
+        peak = torch.cuda.max_memory_allocated()
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
         scaler = torch.amp.GradScaler("cuda", enabled=dtype == torch.float16)
         autocast = torch.autocast("cuda", dtype=dtype or torch.float32, enabled=dtype is not None)

@@ -10,12 +10,9 @@ What a student may rely on:
 - `graph_saved_tensors`: the tensors an autograd graph still holds for its backward
   pass, found by walking the graph from its output. It is a second, independent way of
   seeing activation memory (the notebook's exercise uses saved-tensor hooks instead).
-- `cuda_forward_backward_peak`: CUDA only; the peak bytes of one forward and backward pass.
 - `estimate_training_bytes`, `memory_plan_table`, `memory_calculator`,
   `plot_memory_breakdown`: a back-of-the-envelope plan, as numbers, a widget and a chart.
 """
-
-import contextlib
 
 import torch
 from torch import nn
@@ -137,30 +134,6 @@ def graph_saved_tensors(*outputs, exclude=()) -> list:
 def graph_node_count(*outputs) -> int:
     """How many autograd nodes are reachable from `outputs`: a graph's size, even once its saved tensors are freed."""
     return sum(1 for _ in _graph_nodes(outputs))
-
-
-def cuda_forward_backward_peak(model, x, y, loss_fn, autocast_dtype=None) -> int:
-    """Peak bytes allocated on `x`'s CUDA device during one forward and one backward pass.
-
-    Everything already allocated when it starts counts too (weights, gradients and
-    optimizer state kept from earlier steps), so the number is what the device had to
-    hold at its fullest. With `autocast_dtype` the forward runs under
-    `torch.autocast("cuda", dtype=autocast_dtype)`. No optimizer step is taken, so no
-    gradient scaling is needed here: only the memory is of interest. Raises RuntimeError
-    without CUDA.
-    """
-    if not torch.cuda.is_available() or x.device.type != "cuda":
-        raise RuntimeError("cuda_forward_backward_peak measures a CUDA device; x is on "
-                           f"{x.device} and CUDA available = {torch.cuda.is_available()}")
-    region = (torch.autocast(device_type="cuda", dtype=autocast_dtype) if autocast_dtype is not None
-              else contextlib.nullcontext())
-    torch.cuda.synchronize(x.device)
-    torch.cuda.reset_peak_memory_stats(x.device)
-    with region:
-        loss = loss_fn(model(x), y)
-    loss.backward()
-    torch.cuda.synchronize(x.device)
-    return torch.cuda.max_memory_allocated(x.device)
 
 
 def estimate_training_bytes(num_params: int, activations_per_sample: int, batch_size: int,

@@ -1,7 +1,5 @@
 """Unit tests of helpers.memory: the measuring and planning code notebook 03's demos rely on."""
 
-from unittest import mock
-
 import pytest
 import torch
 from torch import nn
@@ -98,28 +96,6 @@ def test_kept_loss_tensors_hold_every_graph():
         total = total + model(torch.randn(16, 8)).relu().sum()
         held.append(storage_bytes(graph_saved_tensors(total, exclude=model.parameters())))
     assert held[1] == 2 * held[0] and held[2] == 3 * held[0]
-
-
-def test_cuda_forward_backward_peak_refuses_without_cuda():
-    model = nn.Linear(4, 2)
-    with mock.patch("torch.cuda.is_available", return_value=False):
-        with pytest.raises(RuntimeError, match="CUDA"):
-            memory.cuda_forward_backward_peak(model, torch.randn(3, 4), torch.randn(3, 2), nn.MSELoss())
-
-
-def test_cuda_forward_backward_peak_resets_and_reads_the_peak():
-    model, loss_fn = nn.Linear(4, 2), nn.MSELoss()
-    calls = []
-    fake = {"is_available": lambda: True,
-            "synchronize": lambda device=None: calls.append("sync"),
-            "reset_peak_memory_stats": lambda device=None: calls.append("reset"),
-            "max_memory_allocated": lambda device=None: calls.append("read") or 12345}
-    x = torch.randn(3, 4)
-    with mock.patch.multiple(torch.cuda, **fake), mock.patch.object(torch.Tensor, "device", torch.device("cuda")):
-        peak = memory.cuda_forward_backward_peak(model, x, torch.randn(3, 2), loss_fn)
-    assert peak == 12345
-    assert calls == ["sync", "reset", "sync", "read"]
-    assert model.weight.grad is not None   # the backward pass ran
 
 
 def test_estimate_training_bytes():

@@ -1,0 +1,152 @@
+"""A pretend CUDA device for tests of code that reads PyTorch's CUDA memory counters (notebook 03).
+
+It behaves like PyTorch's caching allocator where that matters for memory counters: the
+counters change on the host, at the moment a tensor is allocated or freed, whether or not the
+GPU has finished the kernels that use it. `synchronize()` only waits for queued kernels, so it
+changes no counter. What a student may rely on:
+
+- `PretendCUDA(held=..., old_peak=..., available=True)`: `held` bytes are allocated when it starts,
+  and the peak counter remembers an older, larger peak (`old_peak`) until it is reset.
+- `gpu.run_kernel(keep=..., temporary=...)`: what a piece of work does to the allocator:
+  allocates `keep + temporary` bytes, queues a kernel, frees `temporary` (the output, `keep`,
+  stays allocated). Both happen at once, on the host.
+- `with gpu.installed():` replaces `torch.cuda.is_available`, `synchronize`,
+  `reset_peak_memory_stats` (and its old alias `reset_max_memory_allocated`),
+  `max_memory_allocated`, `memory_allocated`, `memory_reserved`, `max_memory_reserved`,
+  `memory_stats`, `empty_cache`, `current_device`, `device_count` and `current_stream` by this
+  device's own, in `torch.cuda` and `torch.cuda.memory`, so that such code runs on any machine.
+- `gpu.calls`: what was asked of it, in order ("synchronize", "reset", "kernel", ...).
+- `PretendCUDA(available=False)`: a machine without CUDA, as PyTorch's CPU build behaves there:
+  `is_available()` is False, `device_count()` 0, the memory counters read 0, and
+  `synchronize`, `reset_peak_memory_stats`, `current_device` and `current_stream` fail with an
+  AssertionError (not the RuntimeError a careful function raises itself).
+"""
+
+import contextlib
+from unittest import mock
+
+import torch
+
+# The allocator reserves memory from the GPU in blocks; the pretend one rounds up to 2 MiB.
+RESERVE_BLOCK = 2 * 2**20
+
+_PATCHED = ("is_available", "synchronize", "reset_peak_memory_stats", "reset_max_memory_allocated",
+            "max_memory_allocated", "memory_allocated", "memory_reserved", "max_memory_reserved",
+            "memory_stats", "empty_cache", "current_device", "device_count", "current_stream")
+
+
+class _Stream:
+    """What `torch.cuda.current_stream()` returns: it can be synchronized and queried."""
+
+    def __init__(self, gpu):
+        self._gpu = gpu
+
+    def synchronize(self):
+        self._gpu.synchronize()
+
+    def query(self):
+        return self._gpu.queued == 0
+
+
+class PretendCUDA:
+    """One pretend CUDA device whose memory counters behave like PyTorch's caching allocator."""
+
+    def __init__(self, held: int = 0, old_peak: int = 0, available: bool = True):
+        self.available = available
+        self.allocated = held
+        self.peak = max(held, old_peak)
+        self.reserved = self._round_up(self.peak)
+        self.peak_reserved = self.reserved
+        self.queued = 0          # kernels launched and not yet waited for
+        self.calls: list[str] = []
+
+    @staticmethod
+    def _round_up(nbytes: int) -> int:
+        return -(-nbytes // RESERVE_BLOCK) * RESERVE_BLOCK
+
+    def _need(self, what: str) -> None:
+        self.calls.append(what)
+        if not self.available:
+            raise AssertionError("Torch not compiled with CUDA enabled (pretend CUDA: this machine has none)")
+
+    # What work does to the allocator (the host side), not a torch.cuda function.
+    def allocate(self, nbytes: int) -> None:
+        self.allocated += nbytes
+        self.peak = max(self.peak, self.allocated)
+        self.reserved = max(self.reserved, self._round_up(self.allocated))
+        self.peak_reserved = max(self.peak_reserved, self.reserved)
+
+    def free(self, nbytes: int) -> None:
+        self.allocated -= nbytes      # the block goes back to the cache: reserved stays
+
+    def run_kernel(self, keep: int = 0, temporary: int = 0) -> None:
+        """A piece of work: its output (`keep` bytes) stays, its temporary buffers are freed at once."""
+        self._need("kernel")
+        self.allocate(keep + temporary)
+        self.queued += 1
+        self.free(temporary)
+
+    # The torch.cuda functions this device answers.
+    def is_available(self) -> bool:
+        self.calls.append("is_available")
+        return self.available
+
+    def device_count(self) -> int:
+        return 1 if self.available else 0
+
+    def current_device(self) -> int:
+        self._need("current_device")
+        return 0
+
+    def synchronize(self, device=None) -> None:
+        self._need("synchronize")
+        self.queued = 0           # waits for the kernels; no counter changes
+
+    def current_stream(self, device=None) -> _Stream:
+        self._need("current_stream")
+        return _Stream(self)
+
+    def reset_peak_memory_stats(self, device=None) -> None:
+        self._need("reset")
+        self.peak = self.allocated
+        self.peak_reserved = self.reserved
+
+    def max_memory_allocated(self, device=None) -> int:
+        self.calls.append("max_memory_allocated")
+        return self.peak if self.available else 0
+
+    def memory_allocated(self, device=None) -> int:
+        self.calls.append("memory_allocated")
+        return self.allocated if self.available else 0
+
+    def memory_reserved(self, device=None) -> int:
+        self.calls.append("memory_reserved")
+        return self.reserved if self.available else 0
+
+    def max_memory_reserved(self, device=None) -> int:
+        self.calls.append("max_memory_reserved")
+        return self.peak_reserved if self.available else 0
+
+    def memory_stats(self, device=None) -> dict:
+        self.calls.append("memory_stats")
+        if not self.available:
+            return {}
+        return {"allocated_bytes.all.current": self.allocated, "allocated_bytes.all.peak": self.peak,
+                "reserved_bytes.all.current": self.reserved, "reserved_bytes.all.peak": self.peak_reserved}
+
+    def empty_cache(self) -> None:
+        self.calls.append("empty_cache")
+        if self.available:
+            self.reserved = self._round_up(self.allocated)
+
+    @contextlib.contextmanager
+    def installed(self):
+        """Inside the block, `torch.cuda.<name>` (and `torch.cuda.memory.<name>`) are this device's."""
+        own = {name: getattr(self, name) for name in _PATCHED if name != "reset_max_memory_allocated"}
+        own["reset_max_memory_allocated"] = self.reset_peak_memory_stats   # the old name of the same reset
+        with contextlib.ExitStack() as stack:
+            for module in (torch.cuda, torch.cuda.memory):
+                for name, function in own.items():
+                    if hasattr(module, name):
+                        stack.enter_context(mock.patch.object(module, name, function))
+            yield self

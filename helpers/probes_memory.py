@@ -1,0 +1,76 @@
+"""Probes for notebook 03's tests: they record what a student's training step did, as data.
+
+- `AutocastProbe()`: a small model (4 -> 16 -> 3) that records, at each forward pass,
+  `(autocast enabled, autocast dtype)` for its input's device type in `.seen`.
+- `ScaleBy1024()`: stands in for an enabled `torch.amp.GradScaler` with a fixed scale of 1024;
+  it scales the loss, divides the gradients back before stepping, and records its calls in
+  `.calls`.
+- `check_parameters_close(model, expected, what)`: every parameter of `model` has the dtype and
+  (within `atol`) the values of the same parameter of `expected`.
+"""
+
+import torch
+from torch import nn
+
+from helpers.checks import check_close, check_dtype
+
+
+class AutocastProbe(nn.Module):
+    """A small classifier that records whether autocast was on, and in which dtype, at each forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))
+        self.seen = []
+
+    def forward(self, x):
+        kind = x.device.type
+        self.seen.append((torch.is_autocast_enabled(kind), torch.get_autocast_dtype(kind)))
+        return self.net(x)
+
+
+class ScaleBy1024:
+    """An enabled GradScaler with a fixed scale of 1024 that records what it is asked to do."""
+
+    SCALE = 1024.0
+
+    def __init__(self):
+        self.calls, self._unscaled = [], False
+
+    def is_enabled(self):
+        return True
+
+    def get_scale(self):
+        return self.SCALE
+
+    def scale(self, loss):
+        self.calls.append("scale")
+        return loss * self.SCALE
+
+    def unscale_(self, optimizer):
+        self.calls.append("unscale_")
+        self._unscale(optimizer)
+
+    def _unscale(self, optimizer):
+        if not self._unscaled:   # once per step, as GradScaler does
+            for group in optimizer.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        p.grad.div_(self.SCALE)
+            self._unscaled = True
+
+    def step(self, optimizer, *args, **kwargs):
+        self.calls.append("step")
+        self._unscale(optimizer)
+        return optimizer.step(*args, **kwargs)
+
+    def update(self, new_scale=None):
+        self.calls.append("update")
+        self._unscaled = False
+
+
+def check_parameters_close(model, expected, what: str, atol: float = 1e-5) -> None:
+    """Each parameter of `model` has the dtype and values of the same parameter of `expected`."""
+    for (name, p), q in zip(model.named_parameters(), expected.parameters()):
+        check_dtype(p, q.dtype, f"parameter {name} {what}")
+        check_close(p, q, f"parameter {name} {what}", atol=atol)

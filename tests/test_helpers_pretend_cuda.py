@@ -1,0 +1,62 @@
+"""Unit tests of helpers.pretend_cuda: a pretend GPU whose counters behave like PyTorch's caching allocator."""
+
+import pytest
+import torch
+
+from helpers.pretend_cuda import RESERVE_BLOCK, PretendCUDA
+
+
+def test_counters_change_when_memory_is_allocated_and_freed_not_when_synchronized():
+    gpu = PretendCUDA(held=1_000, old_peak=900_000)
+    with gpu.installed():
+        assert torch.cuda.is_available() and torch.cuda.device_count() == 1
+        assert torch.cuda.max_memory_allocated() == 900_000            # the old peak, until reset
+        torch.cuda.reset_peak_memory_stats()
+        assert torch.cuda.max_memory_allocated() == 1_000
+        gpu.run_kernel(keep=2_000, temporary=7_000)
+        # Counted at once, before any synchronize: the kernel is still queued.
+        assert torch.cuda.max_memory_allocated() == 10_000 and torch.cuda.memory_allocated() == 3_000
+        assert not torch.cuda.current_stream().query()
+        torch.cuda.synchronize()
+        assert torch.cuda.max_memory_allocated() == 10_000 and torch.cuda.memory_allocated() == 3_000
+        assert torch.cuda.current_stream().query()
+    assert gpu.calls.count("synchronize") == 1 and gpu.calls.count("reset") == 1
+
+
+def test_reserved_is_cached_blocks_and_memory_stats_agree():
+    gpu = PretendCUDA(held=1_000)
+    with gpu.installed():
+        gpu.run_kernel(temporary=3 * RESERVE_BLOCK)
+        assert torch.cuda.memory_reserved() == 4 * RESERVE_BLOCK > torch.cuda.memory_allocated()
+        assert torch.cuda.max_memory_reserved() == 4 * RESERVE_BLOCK
+        stats = torch.cuda.memory_stats()
+        assert stats["allocated_bytes.all.peak"] == torch.cuda.max_memory_allocated() == 1_000 + 3 * RESERVE_BLOCK
+        assert stats["allocated_bytes.all.current"] == 1_000
+        torch.cuda.empty_cache()
+        assert torch.cuda.memory_reserved() == RESERVE_BLOCK
+
+
+def test_old_alias_and_the_memory_module_are_replaced_too():
+    gpu = PretendCUDA(held=10, old_peak=500)
+    with gpu.installed():
+        torch.cuda.reset_max_memory_allocated()
+        assert torch.cuda.memory.max_memory_allocated(torch.cuda.current_device()) == 10
+        from torch.cuda import max_memory_allocated   # imported at call time: the pretend one
+        assert max_memory_allocated() == 10
+
+
+def test_everything_is_put_back_afterwards():
+    real = torch.cuda.max_memory_allocated
+    with PretendCUDA(held=5).installed():
+        assert torch.cuda.max_memory_allocated is not real
+    assert torch.cuda.max_memory_allocated is real and torch.cuda.memory.max_memory_allocated is real
+
+
+def test_without_cuda_it_behaves_like_the_cpu_build():
+    gpu = PretendCUDA(available=False)
+    with gpu.installed():
+        assert not torch.cuda.is_available() and torch.cuda.device_count() == 0
+        assert torch.cuda.max_memory_allocated() == 0 and torch.cuda.memory_stats() == {}
+        for name in ("synchronize", "reset_peak_memory_stats", "current_device", "current_stream"):
+            with pytest.raises(AssertionError, match="CUDA"):
+                getattr(torch.cuda, name)()

@@ -1,0 +1,52 @@
+"""Unit tests of helpers.probes_memory: the probes notebook 03's tests read."""
+
+import copy
+
+import pytest
+import torch
+from torch import nn
+
+from helpers.probes_memory import AutocastProbe, ScaleBy1024, check_parameters_close
+
+
+def test_autocast_probe_records_the_autocast_state_of_each_forward():
+    model = AutocastProbe()
+    x = torch.randn(2, 4)
+    model(x)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert model(x).dtype == torch.bfloat16
+    with torch.autocast("cuda", dtype=torch.float16, enabled=False):
+        model(x)
+    assert [enabled for enabled, _ in model.seen] == [False, True, False]
+    assert model.seen[1] == (True, torch.bfloat16)
+
+
+def test_scale_by_1024_gives_the_unscaled_step_and_records_calls():
+    torch.manual_seed(0)
+    model, x = nn.Linear(3, 1), torch.randn(5, 3)
+    reference = copy.deepcopy(model)
+    plain, scaled = torch.optim.SGD(reference.parameters(), lr=0.1), torch.optim.SGD(model.parameters(), lr=0.1)
+    reference(x).pow(2).mean().backward()
+    plain.step()
+    scaler = ScaleBy1024()
+    loss = model(x).pow(2).mean()
+    big = scaler.scale(loss)
+    assert big.item() == pytest.approx(1024 * loss.item())
+    big.backward()
+    scaler.unscale_(scaled)
+    scaler.step(scaled)          # does not divide a second time
+    scaler.update()
+    assert scaler.calls == ["scale", "unscale_", "step", "update"]
+    check_parameters_close(model, reference, "after a step through ScaleBy1024")
+
+
+def test_check_parameters_close_fails_on_other_values_or_dtype():
+    a = nn.Linear(2, 2)
+    b = copy.deepcopy(a)
+    check_parameters_close(a, b, "copies")
+    with torch.no_grad():
+        b.weight.add_(1.0)
+    with pytest.raises(AssertionError, match="parameter weight"):
+        check_parameters_close(a, b, "changed")
+    with pytest.raises(AssertionError, match="dtype"):
+        check_parameters_close(copy.deepcopy(a).to(torch.bfloat16), a, "halved")
