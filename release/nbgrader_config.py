@@ -21,16 +21,11 @@ c.Execute.interrupt_on_timeout = True
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"[A-Za-z]*Warning"
 
-
-def _ignore_warnings(cell, **_):
-    """Validate has no IgnorePattern step (nbgrader's Validator.preprocessors is not configurable):
-    the same filter, applied by the validating Execute after each cell."""
-    from nbgrader.preprocessors import IgnorePattern
-
-    IgnorePattern(pattern=c.IgnorePattern.pattern).preprocess_cell(cell, {}, 0)
-
-
-c.Validator.Execute.on_cell_executed = _ignore_warnings
+# Validate has no IgnorePattern step (nbgrader's Validator.preprocessors is not configurable,
+# and its Execute keeps the after-cell hook for itself): its kernel ignores warnings instead,
+# so that the same warnings that cost no points under autograde fail no validation.
+c.Validator.Execute.extra_arguments = [
+    "--InteractiveShellApp.exec_lines=import warnings; warnings.filterwarnings('ignore', category=Warning)"]
 
 # Students' printouts must not blow up the gradebook or the feedback HTML.
 c.LimitOutput.max_lines = 500
