@@ -16,6 +16,13 @@ nbgrader's own Execute gives; what it adds only matters when something goes wron
 
 Every failure it adds is an ordinary error output on the cell, so nbgrader's own
 SaveAutoGrades scores it zero, and its name (`ERROR_NAMES`) tells the report what happened.
+
+Failures that are not the student's are no score at all: a kernel (or its sandbox) that
+cannot start, and an instructor's locked cell that fails before any student cell ran (the
+setup cell cannot import torch or helpers), raise `InfrastructureFailure`, which stops
+the notebook; `course.worker` then leaves the submission ungraded, to be tried again.
+What happened beyond the cells (such a failure, processes still running when the kernel
+ended) is written to `EVENTS_FILE` in the scratch folder, one JSON object a line.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from jupyter_core.utils import ensure_async, run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
-from traitlets import Integer, Unicode, default
+from traitlets import Integer, List, Unicode, default
 
 from . import integrity
 from .sandbox import Sandbox, kernel_manager_for, kill_strays
@@ -44,6 +51,20 @@ NOT_RUN = "CellNotRun"
 OUTPUT_LOST = "OutputLost"
 NOTE = "[course grade: "     # starts the notes this module adds to a cell's output
 ERROR_NAMES = (KERNEL_DIED, NOTEBOOK_TIMEOUT, INTEGRITY, NOT_RUN, OUTPUT_LOST)
+
+EVENTS_FILE = "events.jsonl"
+# Kinds of failure that are the grader's, not the student's (InfrastructureFailure.kind).
+KERNEL_START = "kernel-start"       # the kernel or its sandbox did not start
+SETUP_FAILED = "setup-failed"       # an instructor's cell failed before any student code ran
+LEFT_RUNNING = "left-running"       # an event: processes still running when the kernel ended
+
+
+class InfrastructureFailure(RuntimeError):
+    """The notebook could not be run for a reason that is not the student's (`kind` says which)."""
+
+    def __init__(self, kind: str, detail: str):
+        super().__init__(f"{kind}: {detail}")
+        self.kind, self.detail = kind, detail
 
 _REAP = ("import os\nwhile True:\n    try:\n        if os.waitpid(-1, os.WNOHANG)[0] == 0:\n            break\n"
          "    except ChildProcessError:\n        break\n")
@@ -87,6 +108,9 @@ class GuardedExecute(Execute):
     notebook_timeout = Integer(900, help="seconds for all cells of a notebook together").tag(config=True)
     output_per_cell = Integer(1 << 20, help="bytes of output kept per cell").tag(config=True)
     max_restarts = Integer(3, help="kernel restarts per notebook before the remaining cells are given up").tag(config=True)
+    instructor_cells = List(Unicode(), help="grade ids of the locked cells that are neither tests nor answers "
+                                            "(the setup cell): a failure there before any student code ran "
+                                            "is the grader's").tag(config=True)
 
     @default("shutdown_kernel")
     def _end_at_once(self) -> str:
@@ -117,18 +141,59 @@ class GuardedExecute(Execute):
         self._guard_ok = False
         tests = [c.source for c in nb.cells if is_test_cell(c)]
         self._guarded_modules = integrity.guarded_modules(tests)
+        self._student_ran = False           # has any cell that is not the instructor's alone started?
         self.timeout_func = self._cell_timeout
         return super().preprocess(nb, resources, km)
+
+    def _record(self, event: dict) -> None:
+        """Note `event` for course.worker (see EVENTS_FILE)."""
+        if self.scratch_dir:
+            notebook = (getattr(self, "resources", None) or {}).get("unique_key", "")
+            with open(Path(self.scratch_dir) / EVENTS_FILE, "a") as f:
+                f.write(json.dumps({"notebook": notebook} | event) + "\n")
+
+    def _infrastructure(self, kind: str, detail: str) -> InfrastructureFailure:
+        self._record({"kind": kind, "detail": detail})
+        return InfrastructureFailure(kind, detail)
+
+    def _is_instructors(self, cell) -> bool:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        return bool(meta.get("locked")) and meta.get("grade_id") in self.instructor_cells \
+            and not meta.get("grade") and not meta.get("solution")
+
+    async def async_start_new_kernel(self, **kwargs):
+        try:
+            await super().async_start_new_kernel(**kwargs)
+        except Exception as error:      # noqa: BLE001 - no student code has run in this kernel
+            raise self._infrastructure(KERNEL_START, f"{type(error).__name__}: {error}") from error
+
+    # nbclient binds its synchronous wrappers to its own coroutine; rebind to this one.
+    start_new_kernel = run_sync(async_start_new_kernel)
+
+    async def _async_cleanup_kernel(self) -> None:
+        km = self.km
+        await super()._async_cleanup_kernel()
+        left = getattr(km, "left_running", None)
+        if left:
+            self._record({"kind": LEFT_RUNNING, "count": left})
+
+    _cleanup_kernel = run_sync(_async_cleanup_kernel)
 
     def _cell_timeout(self, cell) -> int:
         remaining = max(1, math.ceil(self._deadline - monotonic()))     # up to the deadline, not short of it
         return min(self.timeout, remaining) if self.timeout else remaining
 
     async def async_start_new_kernel_client(self):
-        kc = await super().async_start_new_kernel_client()
+        try:
+            kc = await super().async_start_new_kernel_client()
+        except Exception as error:      # noqa: BLE001 - no student code has run in this kernel
+            raise self._infrastructure(KERNEL_START, f"{type(error).__name__}: {error}") from error
         # Before any student code: remember what the tests rely on.
         reply = await self._async_quiet(integrity.install_code(self._guard, self._guarded_modules, self._guard_token),
                                         timeout=120)
+        if reply is None:
+            await self._async_cleanup_kernel()
+            raise self._infrastructure(KERNEL_START, "the new kernel stopped answering before any cell ran")
         # A guard that could not be installed checks nothing rather than failing honest tests.
         self._guard_ok = bool(reply) and reply.get("status") == "ok"
         return kc
@@ -148,9 +213,13 @@ class GuardedExecute(Execute):
         bindings = integrity.imported_names(cell.source) if test else []
         used = integrity.builtins_read(cell.source) if test else []
         tampered = self._check_integrity(test_starts=True, builtins_read=used) if test else []
+        grader_only = not self._student_ran and self._is_instructors(cell)
+        self._student_ran = self._student_ran or not grader_only
         try:
             cell, _ = super().preprocess_cell(cell, resources, index)
-        except DeadKernelError:
+        except DeadKernelError as error:
+            if grader_only:
+                raise self._infrastructure(SETUP_FAILED, f"cell {index + 1}: the kernel died") from error
             cell.outputs.append(error_output(KERNEL_DIED, "the kernel died while running this cell "
                                                           "(os._exit, a crash, or a resource limit)"))
             self._recover(index)
@@ -159,6 +228,9 @@ class GuardedExecute(Execute):
             cell.outputs.append(error_output(OUTPUT_LOST, "the kernel answered but never finished sending "
                                                           "this cell's output"))
         errors = [o for o in cell.outputs if o.output_type == "error"]
+        if grader_only and errors:
+            raise self._infrastructure(SETUP_FAILED, f"cell {index + 1}: {errors[0].get('ename')}: "
+                                                     f"{str(errors[0].get('evalue'))[:200]}")
         if not errors:
             self._ran.append(index)     # only cells that completed are re-run after a restart
         self._note_dropped(cell, index)

@@ -13,6 +13,15 @@ writes, `autograded/` and `feedback/`, next to them. The steps:
    gradebook, and notes it as done in `.course-grade/`, so that a run killed half-way
    loses nothing that finished and the next run grades only the rest;
 4. export the grades CSV, print the table, write the report.
+
+A failure that is not the student's (the kernel or its sandbox does not start, the setup
+cell fails before any student code ran, a grading process is lost: `result["infrastructure"]`)
+is never a score: the submission is graded again, up to `GradeOptions.retries` times, and
+after that stays ungraded (no gradebook row, no CSV row, no done-marker), named in the
+report as one to grade again; the next run grades it. A failure that hits every
+submission the same way is the grader's: a preflight kernel runs each assignment's setup
+cells in the sandbox before anything is graded, and the run stops (`GradingStopped`)
+when they fail or when the first submissions all fail the same way.
 """
 
 from __future__ import annotations
@@ -43,6 +52,15 @@ class GradeOptions:
     allow_unsandboxed: bool = False
     limits: Limits = field(default_factory=Limits)
     feedback: bool = True
+    retries: int = 2        # more attempts for a submission whose grading failed for the grader's reasons
+
+
+# The run stops when the first this many submissions all failed the same grader's way.
+SAME_FAILURE_STOPS = 3
+
+
+class GradingStopped(RuntimeError):
+    """Grading cannot work here (every kernel fails the same way); the message says why. Nothing was recorded."""
 
 
 @dataclass
@@ -56,6 +74,7 @@ class GradeRun:
     seconds: float
     seconds_per_job: dict[tuple[str, str], float]
     unsandboxed: str | None
+    ungraded: dict[tuple[str, str], str] = field(default_factory=dict)   # not graded, and why: grade again
     table: str = ""
     report: str = ""
 
@@ -155,17 +174,45 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
         if skipped:
             say(f"{len(skipped)} submission(s) already graded and unchanged: skipped (--force regrades them)")
         problems = dict(stored_problems)
-        graded, per_job = [], {}
+        graded, per_job, ungraded = [], {}, {}
         if jobs:
+            preflight(course, sorted(templates), templates, sandbox, tmp / "preflight", threads=pool.threads)
             progress = _Progress(len(jobs), say)
             by_job = {id(job): (digest, marker) for job, digest, marker in jobs}
             hard_limit = options.limits.notebook_timeout * _max_notebooks(templates) + 300
+            attempts: dict[tuple[str, str], int] = {}
+            first_failures: list[str | None] = []    # per submission, in finishing order: its first attempt's failure
+            stopped: list[str] = []
 
             def on_result(job, result):
+                from .pool import STOP
+
+                key = (job.student, job.assignment)
+                attempts[key] = attempts.get(key, 0) + 1
+                failure = result.get("infrastructure")
+                if attempts[key] == 1:
+                    first_failures.append(failure and failure["kind"])
+                if failure:
+                    shutil.rmtree(job.scratch, ignore_errors=True)
+                    why = f"{failure['kind']}: {failure['detail']}"
+                    if result.get("log"):   # what nbgrader and the kernel said, for the TA
+                        marker = by_job[id(job)][1]
+                        marker.parent.mkdir(parents=True, exist_ok=True)
+                        marker.with_suffix(".log").write_text(result["log"])
+                    if _same_failure(first_failures) and not graded:
+                        stopped.append(f"the first {len(first_failures)} submissions all failed the same way "
+                                       f"before any student code could be blamed ({why})")
+                        return STOP
+                    if attempts[key] <= options.retries:
+                        progress.retry(job, why)
+                        return True
+                    ungraded[key] = f"{why} ({attempts[key]} attempts)"
+                    progress.finished(job, result)
+                    return None
+                ungraded.pop(key, None)
                 digest, marker = by_job[id(job)]
                 record = result.get("record") or gradebooks.zero_result(f"sqlite:///{job.template_db}", job.assignment)
                 _commit(class_dir, db_url, job, result, record, config_dirs, options.feedback)
-                key = (job.student, job.assignment)
                 problems[key] = [tuple(p) for p in result["problems"]]
                 graded.append(key)
                 per_job[key] = result.get("seconds") or 0.0
@@ -178,24 +225,96 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                                               "seconds_feedback": result.get("seconds_feedback")})
                 shutil.rmtree(job.scratch, ignore_errors=True)
                 progress.finished(job, result)
+                return None
 
             pool.run([job for job, _, _ in jobs], hard_limit, on_start=progress.started, on_result=on_result)
             progress.close()
+            if stopped:
+                raise GradingStopped(stopped[0] + "; nothing was recorded for them. Try one submission with "
+                                     "`nbgrader autograde` to see the whole error.")
+            for job, _, _ in jobs:     # a run that stopped early: what never finished is not graded either
+                key = (job.student, job.assignment)
+                if key not in graded and key not in ungraded:
+                    ungraded[key] = "not graded: the run stopped before it"
 
         for student, assignment in graded:     # flags and comments a TA sees in formgrader
             gradebooks.record_findings(class_dir, db_url, assignment, student, problems.get((student, assignment), []))
         gradebooks.export_csv(db_url, class_dir / CSV_NAME)
         all_scores = gradebooks.scores(db_url, assignments)
+        _drop_csv_rows(class_dir / CSV_NAME, {k for k in ungraded if k not in all_scores})
         wanted = set(todo)
         run = GradeRun(class_dir=class_dir, assignments=assignments,
                        scores={k: v for k, v in all_scores.items() if k in wanted},
                        problems={k: v for k, v in problems.items() if v}, graded=graded, skipped=skipped,
-                       seconds=time.perf_counter() - started, seconds_per_job=per_job, unsandboxed=unsandboxed)
+                       seconds=time.perf_counter() - started, seconds_per_job=per_job, unsandboxed=unsandboxed,
+                       ungraded=ungraded)
         _present(run, sandbox)
         (class_dir / REPORT_NAME).write_text(run.report + "\n")
         return run
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _same_failure(first_failures: list[str | None]) -> bool:
+    """Did the first SAME_FAILURE_STOPS submissions all fail the same grader's way?"""
+    first = first_failures[:SAME_FAILURE_STOPS]
+    return len(first) == SAME_FAILURE_STOPS and first[0] is not None and len(set(first)) == 1
+
+
+def preflight(course: Course, assignments: list[str], templates: dict[str, Path], sandbox, scratch: Path,
+              threads: int = 1) -> None:
+    """Run every assignment's setup cells (the locked cells before the first student cell, as the
+    gradebook holds them) in one kernel in the sandbox; raise GradingStopped with the reason when
+    they fail: every submission would fail the same way (torch or `helpers` not importable there)."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    from .sandbox import kernel_manager_for
+    from .worker import instructor_cells, setup_cells
+
+    nb = nbformat.v4.new_notebook()
+    for assignment in assignments:
+        names = instructor_cells(str(templates[assignment]), assignment)
+        for source in setup_cells(str(templates[assignment]), assignment, course.source_dir(assignment), names):
+            nb.cells.append(nbformat.v4.new_code_cell(source))
+    if not nb.cells:
+        return
+    folder = scratch / "notebook"
+    folder.mkdir(parents=True)
+    manager = kernel_manager_for(sandbox.for_worker(0, threads), scratch / "kernel")
+    client = NotebookClient(nb, kernel_name="python3", kernel_manager_class=manager, timeout=300,
+                            startup_timeout=120, shutdown_kernel="immediate",
+                            resources={"metadata": {"path": str(folder)}})
+    try:
+        client.execute()
+    except CellExecutionError as error:
+        raise GradingStopped(f"the setup cells fail in the sandbox, so every submission would: "
+                             f"{error.ename}: {error.evalue}. Nothing was graded.") from None
+    except Exception as error:  # noqa: BLE001 - whatever stops a kernel here stops every kernel
+        log = scratch / "kernel" / "kernel.log"
+        said = [line for line in log.read_text(errors="replace").splitlines() if line.strip()] if log.is_file() else []
+        raise GradingStopped(f"no kernel starts in the sandbox ({type(error).__name__}: {error}"
+                             + (f"; it said: {said[-1]}" if said else "") + "). Nothing was graded.") from None
+
+
+def _drop_csv_rows(path: Path, pairs: set[tuple[str, str]]) -> None:
+    """Remove the rows of (student, assignment) `pairs` from nbgrader's grades CSV, which lists
+    every student of the gradebook under every assignment, with a zero where nothing was recorded."""
+    import csv
+
+    if not pairs or not path.is_file():
+        return
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        return
+    fields = list(rows[0])
+    kept = [r for r in rows if (r.get("student_id"), r.get("assignment")) not in pairs]
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(kept)
 
 
 def _register(course: Course, assignment: str, scratch: Path, db_url: str, config_dirs) -> None:
@@ -351,7 +470,11 @@ def _present(run: GradeRun, sandbox) -> None:
                      f"{limits.processes} processes, notebook limit {limits.notebook_timeout} s")
     found = problem_lines(run.problems)
     lines.append(f"{len(run.graded)} graded, {len(run.skipped)} unchanged and skipped, "
-                 f"{len(found)} problem(s) in {len(run.problems)} submission(s), {run.seconds:.1f} s")
+                 + (f"{len(run.ungraded)} NOT GRADED, " if run.ungraded else "")
+                 + f"{len(found)} problem(s) in {len(run.problems)} submission(s), {run.seconds:.1f} s")
+    for (student, assignment), why in sorted(run.ungraded.items()):
+        lines.append(f"{student} / {assignment} / grader: NOT GRADED, grade again (`course grade` grades it "
+                     f"on its next run); not the student's doing: {why}")
     lines += found
     run.report = "\n".join(lines)
 
@@ -367,6 +490,10 @@ class _Progress:
     def started(self, job) -> None:
         self.running += 1
         self._draw(f"{job.assignment}/{job.student} started")
+
+    def retry(self, job, why: str) -> None:
+        self.running -= 1
+        self._draw(f"{job.assignment}/{job.student} failed ({why[:60]}), trying again", final=not self.tty)
 
     def finished(self, job, result) -> None:
         self.running -= 1

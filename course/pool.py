@@ -4,8 +4,9 @@ Each worker imports nbgrader once and then grades one submission after another
 (starting nbgrader afresh for every notebook would cost seconds each). The parent sends a
 job, waits, and kills a worker whose job runs past its hard limit (a kernel that ignores
 every time limit, a hang in nbgrader itself); the killed worker's sandbox dies with it
-(bubblewrap's --die-with-parent), a fresh worker takes its place, and the job is
-reported as failed rather than stopping the batch.
+(bubblewrap's --die-with-parent, and every process of the worker's uids is killed), a
+fresh worker takes its place, and the job comes back as a failure of the grader's
+(`result["infrastructure"]`), never as a score; `on_result` may ask for it to be run again.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import time
 from collections import deque
 from dataclasses import replace
 from multiprocessing.connection import Connection, wait
+
+from .sandbox import clear_uid_block
 
 
 def _worker_main(fd: int, slot: int, threads: int) -> None:
@@ -46,7 +49,7 @@ class Pool:
     """`jobs` worker processes; `run` grades a list of jobs; `close` (or `stop`) when done."""
 
     def __init__(self, jobs: int, threads_per_kernel: int):
-        self._threads = threads_per_kernel
+        self.threads = threads_per_kernel
         self._workers: dict[int, tuple] = {}
         for slot in range(jobs):
             self._start(slot)
@@ -55,15 +58,26 @@ class Pool:
         # A fresh interpreter running this module, not multiprocessing's spawn: spawn would
         # re-run the caller's main script in every worker.
         mine, theirs = socket.socketpair()
-        proc = subprocess.Popen([sys.executable, "-m", "course.pool", str(theirs.fileno()), str(slot), str(self._threads)],
+        proc = subprocess.Popen([sys.executable, "-m", "course.pool", str(theirs.fileno()), str(slot), str(self.threads)],
                                 pass_fds=(theirs.fileno(),))
         theirs.close()
         self._workers[slot] = (proc, Connection(mine.detach()))
 
     def run(self, jobs, hard_limit: float, on_start=None, on_result=None):
-        """Grade `jobs`; call on_start(job) and on_result(job, result) as they happen (in this process)."""
+        """Grade `jobs`; call on_start(job) and on_result(job, result) as they happen (in this process).
+
+        When on_result returns True the job is graded again, after the others waiting; when
+        it returns STOP no job is started any more.
+        """
         pending = deque(jobs)
         busy: dict[int, tuple] = {}      # slot -> (job, started)
+
+        def filed(job, result) -> None:
+            verdict = on_result(job, result) if on_result else None
+            if verdict is STOP:
+                pending.clear()
+            elif verdict:
+                pending.append(job)
 
         def dispatch(slot: int) -> None:
             if pending:
@@ -84,24 +98,23 @@ class Pool:
                 try:
                     result = conn.recv()
                 except (EOFError, OSError):
-                    result = _failed(job, "the grading process died")
+                    result = _failed(job, WORKER_LOST, "the grading process died")
                     self._replace(slot)
                 dispatch(slot)      # the worker grades the next one while on_result files this one
-                if on_result:
-                    on_result(job, result)
+                filed(job, result)
             now = time.monotonic()
             for slot, (job, started) in list(busy.items()):
                 if now - started > hard_limit:
                     busy.pop(slot)
                     self._replace(slot)
-                    if on_result:
-                        on_result(job, _failed(job, f"grading took longer than {hard_limit:.0f} s and was stopped"))
+                    filed(job, _failed(job, HARD_LIMIT, f"grading took longer than {hard_limit:.0f} s and was stopped"))
 
     def _replace(self, slot: int) -> None:
         proc, conn = self._workers.pop(slot)
         proc.kill()
         proc.wait(10)
         conn.close()
+        clear_uid_block(proc.pid)     # what its kernels left, should any have outlived their sandbox
         self._start(slot)
 
     def close(self) -> None:
@@ -126,10 +139,15 @@ class Pool:
         self.close()
 
 
-def _failed(job, why: str) -> dict:
+STOP = "stop"                       # on_result's answer: start no more jobs
+WORKER_LOST = "worker-lost"         # kinds of the grader's failures this module reports
+HARD_LIMIT = "hard-limit"
+
+
+def _failed(job, kind: str, why: str) -> dict:
     return {"assignment": job.assignment, "student": job.student, "scratch": job.scratch, "graded": False,
-            "problems": [("grader", why)], "autograded": None, "feedback": None, "record": None,
-            "seconds": None}
+            "problems": [], "autograded": None, "feedback": None, "record": None, "seconds": None,
+            "infrastructure": {"kind": kind, "detail": why}}
 
 
 def default_jobs() -> int:

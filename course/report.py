@@ -94,10 +94,12 @@ def _structure(nb, definition, where: str) -> list[tuple[str, str]]:
             seen.setdefault(gid, []).append(i)
     for gid in sorted(known):
         where_cells = seen.get(gid, [])
-        if not where_cells and gid in graded:
+        locked = gid in source_cells and source_cells[gid].locked
+        if not where_cells and locked:      # course.worker puts the instructor's cell back
+            what = "graded cell" if gid in graded else "locked cell"
+            problems.append((where, f"{what} '{gid}' was deleted; graded with the original put back"))
+        elif not where_cells and gid in graded:
             problems.append((where, f"graded cell '{gid}' was deleted: it scores zero"))
-        elif not where_cells and source_cells[gid].locked:
-            problems.append((where, f"locked cell '{gid}' was deleted"))
         elif len(where_cells) > 1:
             problems.append((where, f"graded cell '{gid}' appears {len(where_cells)} times "
                                     f"(cells {', '.join(map(str, where_cells))})"))

@@ -13,9 +13,18 @@ What a student kernel sees and may do:
   threads (RLIMIT_NPROC), file size, open files, no core dumps.
 
 RLIMIT_NPROC never applies to root, so when the grader runs as root the kernel is
-started as an unprivileged uid of its own (one per worker process, so that a fork bomb
-in one sandbox cannot starve another, in this run or in another run on the machine),
-and `no_new_privs` keeps setuid programs from giving anything back.
+started as an unprivileged uid of its own: a fresh one for every kernel (from a block of
+uids that belongs to the worker process), so that processes a submission leaves behind
+never count against the next kernel's process cap, and a fork bomb in one sandbox cannot
+starve another, in this run or in another run on the machine. `no_new_privs` keeps
+setuid programs from giving anything back.
+
+No trace of one kernel reaches the next: when a kernel ends, the grader kills pid 1 of
+its pid namespace, which takes every process of the sandbox with it (the kernel's
+children, double forks and `setsid` escapes included), waits until bubblewrap reports
+that the namespace is empty, and then kills whatever still runs under the kernel's uid
+and waits until none is left (`end_sandbox`, `clear_uid`). Its /tmp, home and working
+folder are memory-backed mounts of that namespace and go with it.
 
 The kernel talks to the grader over unix sockets (ZeroMQ's ipc transport) in a folder
 bound into the sandbox, because a TCP port on the host's loopback is unreachable from
@@ -25,13 +34,16 @@ a separate network namespace.
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -66,11 +78,20 @@ os.execv(sys.argv[2], sys.argv[2:])
 # Where the read-only seeds of the working folder and home appear in the sandbox.
 SEED_DIR = "/.course-seed"
 
-# Sandboxed kernels run as SANDBOX_UID_BASE + the worker's process id when the grader runs
-# as root: the process limit counts every process of a uid, so no two live workers (of this
-# run or of another grading run on the machine) may share one. Far above the ranges
-# distributions give to people and services, and below the largest uid.
+# Sandboxed kernels run, when the grader runs as root, as a uid from the block
+# SANDBOX_UID_BASE + pid * UIDS_PER_PROCESS of the process that starts them, a new one for
+# every kernel: the process limit counts every process of a uid, so no two live kernels (of
+# this run or of another grading run on the machine) may share one. Far above the ranges
+# distributions give to people and services; the largest pid (2**22) keeps the block below
+# the largest uid.
 SANDBOX_UID_BASE = 2_000_000_000
+UIDS_PER_PROCESS = 512
+_kernels_started = itertools.count()
+
+
+def uid_block(pid: int) -> int:
+    """The first of the uids that kernels started by process `pid` run as."""
+    return SANDBOX_UID_BASE + pid * UIDS_PER_PROCESS
 
 
 class SandboxUnavailable(RuntimeError):
@@ -110,10 +131,17 @@ class Sandbox:
         return self.bwrap is not None
 
     def for_worker(self, slot: int, threads: int) -> "Sandbox":
-        """This sandbox as the worker process in `slot` uses it: its own uid (as root) and its share of the cores."""
-        uid = SANDBOX_UID_BASE + os.getpid() if self.isolated and os.geteuid() == 0 else None
+        """This sandbox as the worker process in `slot` uses it: its block of uids (as root) and its share of the cores."""
+        uid = uid_block(os.getpid()) if self.isolated and os.geteuid() == 0 else None
         env = dict(self.env) | {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
         return replace(self, uid=uid, env=tuple(sorted(env.items())))
+
+    def for_kernel(self) -> "Sandbox":
+        """This sandbox for one kernel: the next uid of the worker's block (as root)."""
+        if self.uid is None:
+            return self
+        block = self.uid - (self.uid - SANDBOX_UID_BASE) % UIDS_PER_PROCESS
+        return replace(self, uid=block + next(_kernels_started) % UIDS_PER_PROCESS)
 
     def to_json(self) -> str:
         data = {"bwrap": self.bwrap, "limits": self.limits.__dict__, "readonly": list(self.readonly),
@@ -152,12 +180,14 @@ class Sandbox:
             # Root: the limiter needs these two to become the sandbox uid, then has none.
             args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
         args += _system_binds()
-        made: set[str] = set()
-        for path in self.readonly:
-            args += _parents(path, made) + ["--ro-bind", path, path]
+        # The kernel's own /tmp first, the read-only binds after: a Python environment that
+        # lives under /tmp must appear inside it, not be hidden by it.
         args += ["--proc", "/proc", "--dev", "/dev",
                  "--perms", "1777", "--size", str(self.limits.tmp_size), "--tmpfs", "/tmp",
                  "--perms", "1777", "--size", str(self.limits.tmp_size), "--tmpfs", "/dev/shm"]
+        made: set[str] = set()
+        for path in self.readonly:
+            args += _parents(path, made) + ["--ro-bind", path, path]
         for (seed, path), source in zip(seeds, (workdir, home)):
             args += _parents(seed, made) + ["--ro-bind", str(source), seed]
             args += _parents(path, made) + ["--perms", "1777", "--size", str(self.limits.tmp_size), "--tmpfs", path]
@@ -355,10 +385,25 @@ class SandboxedKernelManager(AsyncKernelManager):
         home.mkdir(exist_ok=True)
         _seed_matplotlib_cache(home)
         rundir = Path(self.connection_file).parent
-        self.sandbox.give(workdir, home, rundir)
-        return self.sandbox.command(argv, workdir, home, rundir)
+        self.kernel_sandbox = self.sandbox.for_kernel()     # a fresh uid for every kernel, restarts too
+        self.kernel_sandbox.give(workdir, home, rundir)
+        return self.kernel_sandbox.command(argv, workdir, home, rundir)
 
+    # How many processes besides the kernel its sandbox still held when the kernel was
+    # ended (None: it ended by itself, and its sandbox with it).
+    left_running: int | None = None
 
+    async def _async_kill_kernel(self, restart: bool = False) -> None:
+        launcher = getattr(self.provisioner, "pid", None) if self.has_kernel else None
+        if launcher and self.sandbox.isolated:
+            self.left_running = end_sandbox(launcher)
+        await super()._async_kill_kernel(restart=restart)
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        sandbox = getattr(self, "kernel_sandbox", None)
+        if sandbox is not None and sandbox.uid is not None:
+            clear_uid(sandbox.uid)
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         # What the kernel and bubblewrap print goes to a log next to its sockets, not to the
         # TA's terminal (ipykernel greets every kernel with a paragraph on stderr).
@@ -458,7 +503,9 @@ def stray_processes(launcher: int) -> list[int]:
         for child in children.get(pid, []):
             depth[child] = depth[pid] + 1
             order.append(child)
-    kernels = [p for p in order if "ipykernel" in table.get(p, (0, 0, "", ""))[2]]
+    # bubblewrap's own command lines name the kernel too: they are its ancestors, not it.
+    kernels = [p for p in order if "ipykernel" in table.get(p, (0, 0, "", ""))[2]
+               and Path(table[p][2].split(" ", 1)[0]).name != "bwrap"]
     if not kernels:
         return []
     kernel = min(kernels, key=lambda p: (depth[p], table[p][1]))
@@ -472,9 +519,6 @@ def stray_processes(launcher: int) -> list[int]:
 
 def kill_strays(launcher: int, rounds: int = 20) -> int:
     """SIGKILL every stray process under `launcher` until none is left; returns how many there were."""
-    import signal
-    import time
-
     killed: set[int] = set()
     for _ in range(rounds):
         strays = stray_processes(launcher)
@@ -488,3 +532,90 @@ def kill_strays(launcher: int, rounds: int = 20) -> int:
                 pass
         time.sleep(0.05)
     return len(killed)
+
+
+def end_sandbox(launcher: int, timeout: float = 60) -> int:
+    """End the sandbox that bubblewrap process `launcher` runs, with every process in it.
+
+    SIGKILL to pid 1 of its pid namespace (the launcher's child) makes the kernel kill
+    every process of the namespace, and bubblewrap, which waits for that pid 1, exits
+    only once the last of them is gone: so this waits for the launcher to exit (it stays
+    a zombie until its parent reaps it). Returns how many processes besides the kernel
+    the sandbox held.
+    """
+    left = len(stray_processes(launcher))
+    for child in _children(launcher):
+        try:
+            os.kill(child, signal.SIGKILL)
+        except OSError:
+            pass
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and _state(launcher) not in (None, "Z"):
+        time.sleep(0.02)
+    return left
+
+
+def clear_uid(uid: int, timeout: float = 60) -> int:
+    """SIGKILL every process running as `uid` and wait until none is left (zombies included:
+    they too count against the process cap). Returns how many were killed."""
+    killed: set[int] = set()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = _processes_of(uid)
+        if not found:
+            break
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            except OSError:
+                pass
+        time.sleep(0.02)
+    return len(killed)
+
+
+def clear_uid_block(pid: int) -> int:
+    """`clear_uid` for every uid of the block of process `pid` (a worker that was killed)."""
+    first = uid_block(pid)
+    return sum(clear_uid(uid) for uid in _uids_running() if first <= uid < first + UIDS_PER_PROCESS)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+
+
+def _state(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2:].split()[0]
+
+
+def _real_uids() -> dict[int, int]:
+    """{pid: real uid} of every process."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status") as f:
+                    for line in f:
+                        if line.startswith("Uid:"):
+                            found[int(entry)] = int(line.split()[1])
+                            break
+            except OSError:
+                pass
+    return found
+
+
+def _processes_of(uid: int) -> list[int]:
+    return [pid for pid, owner in _real_uids().items() if owner == uid]
+
+
+def _uids_running() -> set[int]:
+    return set(_real_uids().values())

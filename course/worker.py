@@ -14,6 +14,7 @@ sent back to the parent, which alone writes the real gradebook.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import gradebooks
+from .execute import EVENTS_FILE, KERNEL_START, LEFT_RUNNING, SETUP_FAILED
 from .report import TAMPERING, nbgrader_error, run_problems, submission_problems
 from .sandbox import copy_regular
 
@@ -38,7 +40,7 @@ class Job:
     assignment: str
     student: str
     submission: str          # class_dir/submitted/<student>/<assignment>
-    source: str              # the course's source/<assignment> (only its non-notebook files are used)
+    source: str              # the course's source/<assignment>: its data files, and the order of its cells
     template_db: str         # a gradebook holding only the assignment's definitions
     config_dirs: tuple[str, ...]  # where nbgrader_config.py files are read from, lowest priority first
     scratch: str             # an empty folder for this job
@@ -61,12 +63,17 @@ def load_config(config_dirs):
 
 
 def grade_submission(job: Job) -> dict:
-    """Autograde one submission and write its feedback; never raises."""
+    """Autograde one submission and write its feedback; never raises.
+
+    A failure that is not the student's (see `course.execute.InfrastructureFailure`, and
+    any error of the grading code itself) gives no record at all: `result["infrastructure"]`
+    says what happened, and the parent grades the submission again.
+    """
     started = time.perf_counter()
     scratch = Path(job.scratch)
     run = None
     result = {"assignment": job.assignment, "student": job.student, "scratch": job.scratch,
-              "graded": False, "problems": [], "autograded": None, "feedback": None}
+              "graded": False, "problems": [], "autograded": None, "feedback": None, "infrastructure": None}
     try:
         skipped = _prepare(job, scratch)
         if skipped:
@@ -74,19 +81,32 @@ def grade_submission(job: Job) -> dict:
                                                       + ", ".join(skipped[:3])))
         submitted = scratch / "submitted" / job.student / job.assignment
         result["problems"] += submission_problems(submitted, job.template_db, job.assignment)
+        _put_back_locked_cells(submitted, Path(job.source), job.template_db, job.assignment)
         api = _api(job, scratch)
-        run = api.autograde(job.assignment, job.student, force=True, create=True)
-        if not run["success"]:
+        run = _autograde(api, job, scratch)
+        if not run["success"] and not _events(scratch, INFRASTRUCTURE_KINDS):
             # nbgrader refuses a whole notebook over one bad cell (a duplicated grade id, edited
             # metadata): take the grading marks off such cells and let it grade the rest.
             repaired = _repair(submitted, job.template_db, job.assignment)
             if repaired:
                 first = run
-                run = api.autograde(job.assignment, job.student, force=True, create=True)
+                run = _autograde(api, job, scratch)
                 if run["success"]:
                     result["problems"].append(("nbgrader", f"refused the notebook as handed in ("
                                                f"{nbgrader_error(first)}); graded after taking the grading "
                                                f"marks off {', '.join(repaired)}"))
+        failures = _events(scratch, INFRASTRUCTURE_KINDS)
+        if failures:
+            result["infrastructure"] = {"kind": failures[0]["kind"],
+                                        "detail": f"{failures[0]['notebook']}.ipynb: {failures[0]['detail']}"}
+            result["record"] = None
+            result["log"] = _failure_log(run, scratch)
+            result["seconds"] = round(time.perf_counter() - started, 2)
+            return result
+        for event in _events(scratch, (LEFT_RUNNING,)):
+            result["problems"].append((f"{event['notebook']}.ipynb",
+                                       f"{event['count']} processes were still running when its kernel ended; "
+                                       "all were stopped before the next submission"))
         result["seconds_autograde"] = round(time.perf_counter() - started, 2)
         db_url = _db_url(scratch)
         autograded = scratch / "autograded" / job.student / job.assignment
@@ -117,21 +137,107 @@ def grade_submission(job: Job) -> dict:
                     result["problems"].append(("feedback", "no feedback written: "
                                                + _last_line(fb.get("error") or fb.get("log") or "")))
                 result["seconds_feedback"] = round(time.perf_counter() - fb_started, 2)
-    except Exception as error:  # noqa: BLE001 - a broken submission must never stop the batch
-        result["graded"] = False
-        result["problems"].append(("grader", f"grading failed: {type(error).__name__}: {error}"))
+    except Exception as error:  # noqa: BLE001 - the grader's own failure: never the student's zero
+        result.update(graded=False, record=None, autograded=None, feedback=None,
+                      infrastructure={"kind": GRADER_ERROR, "detail": f"{type(error).__name__}: {error}"})
         result["log"] = traceback.format_exc()
-        try:
-            result["record"] = gradebooks.zero_result(f"sqlite:///{job.template_db}", job.assignment)
-        except Exception:  # noqa: BLE001
-            result["record"] = None
     if run is not None and not run.get("success"):
-        kernel_log = scratch / "kernel" / "kernel.log"     # what the kernel and bubblewrap said
-        said = kernel_log.read_text(errors="replace")[-5000:] if kernel_log.is_file() else ""
-        result["log"] = ((run.get("log") or "") + (run.get("error") or "") + result.get("log", "")
-                         + (f"\n--- kernel.log ---\n{said}" if said else ""))[-50000:]
+        result["log"] = _failure_log(run, scratch) + result.get("log", "")
     result["seconds"] = round(time.perf_counter() - started, 2)
     return result
+
+
+GRADER_ERROR = "grader-error"       # the grading code itself raised
+INFRASTRUCTURE_KINDS = (KERNEL_START, SETUP_FAILED)
+
+
+def _autograde(api, job: Job, scratch: Path) -> dict:
+    """nbgrader's autograde, with the events of this run only (course.execute.EVENTS_FILE)."""
+    events = scratch / "kernel" / EVENTS_FILE
+    events.parent.mkdir(parents=True, exist_ok=True)
+    events.unlink(missing_ok=True)
+    return api.autograde(job.assignment, job.student, force=True, create=True)
+
+
+def _events(scratch: Path, kinds) -> list[dict]:
+    path = scratch / "kernel" / EVENTS_FILE
+    lines = path.read_text().splitlines() if path.is_file() else []
+    return [e for e in map(json.loads, lines) if e.get("kind") in kinds]
+
+
+def _failure_log(run: dict | None, scratch: Path) -> str:
+    """nbgrader's account of a failed run and what the kernel and bubblewrap said, for the TA."""
+    kernel_log = scratch / "kernel" / "kernel.log"
+    said = kernel_log.read_text(errors="replace")[-5000:] if kernel_log.is_file() else ""
+    run = run or {}
+    return ((run.get("log") or "") + (run.get("error") or "") + (f"\n--- kernel.log ---\n{said}" if said else ""))[-50000:]
+
+
+def _put_back_locked_cells(submitted: Path, source: Path, template_db: str, assignment: str) -> list[str]:
+    """Put back the locked cells (tests, setup) a student deleted, as nbgrader grades the originals of
+    locked cells a student edited: nbgrader then grades the test cells of a correct answer.
+    Answer cells are not locked, so a deleted answer still scores zero. Returns the grade ids put back."""
+    import nbformat
+    from nbgrader.api import Gradebook
+
+    restored = []
+    with Gradebook(f"sqlite:///{template_db}") as gb:
+        for definition in gb.find_assignment(assignment).notebooks:
+            path = submitted / f"{definition.name}.ipynb"
+            try:
+                nb = nbformat.read(str(path), as_version=4)
+            except Exception:  # noqa: BLE001 - missing or unreadable: nothing to put back into
+                continue
+            present = {_grade_id(c) for c in nb.cells} - {None}
+            points = {c.name: c.max_score for c in definition.grade_cells}
+            locked = {c.name: c for c in definition.source_cells if c.locked and c.name not in present}
+            if not locked:
+                continue
+            order = _source_order(source / f"{definition.name}.ipynb") or sorted(locked)
+            for i, gid in enumerate(order):
+                if gid not in locked:
+                    continue
+                cell = _cell_for(locked[gid], points.get(gid))
+                before = [g for g in order[:i] if g in present]
+                after = [g for g in order[i + 1:] if g in present]
+                ids = [_grade_id(c) for c in nb.cells]
+                if before:
+                    at = max(j for j, g in enumerate(ids) if g == before[-1]) + 1
+                elif after:
+                    at = min(j for j, g in enumerate(ids) if g == after[0])
+                else:
+                    at = len(nb.cells)
+                nb.cells.insert(at, cell)
+                present.add(gid)
+                restored.append(gid)
+            nbformat.write(nb, str(path))
+    return restored
+
+
+def _grade_id(cell) -> str | None:
+    meta = cell.get("metadata", {}).get("nbgrader")
+    return meta.get("grade_id") if isinstance(meta, dict) else None
+
+
+def _source_order(path: Path) -> list[str]:
+    import nbformat
+
+    try:
+        return [g for g in map(_grade_id, nbformat.read(str(path), as_version=4).cells) if g]
+    except Exception:  # noqa: BLE001 - no source notebook: the restored cells go at the end
+        return []
+
+
+def _cell_for(source_cell, points):
+    """A cell nbgrader's OverwriteCells recognises as `source_cell` (it then restores source and metadata)."""
+    import nbformat
+
+    meta = {"nbgrader": {"grade": points is not None, "grade_id": source_cell.name, "locked": True,
+                         "schema_version": 3, "solution": False, "task": False, "checksum": source_cell.checksum}}
+    if points is not None:
+        meta["nbgrader"]["points"] = points
+    make = nbformat.v4.new_code_cell if source_cell.cell_type == "code" else nbformat.v4.new_markdown_cell
+    return make(source_cell.source, metadata=meta)
 
 
 def _repair(submitted: Path, template_db: str, assignment: str) -> list[str]:
@@ -217,8 +323,42 @@ def _api(job: Job, scratch: Path):
     config.GuardedExecute.scratch_dir = str(scratch / "kernel")
     config.GuardedExecute.notebook_timeout = sandbox.limits.notebook_timeout
     config.GuardedExecute.output_per_cell = sandbox.limits.output_per_cell
+    config.GuardedExecute.instructor_cells = instructor_cells(job.template_db, job.assignment)
     coursedir = CourseDirectory(config=config)
     return NbGraderAPI(coursedir=coursedir, config=config)
+
+
+def instructor_cells(template_db: str, assignment: str) -> list[str]:
+    """The grade ids of the assignment's locked cells that are neither tests nor answers (the setup cells)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{template_db}") as gb:
+        return sorted(c.name for nb in gb.find_assignment(assignment).notebooks
+                      for c in nb.source_cells if c.locked and c.cell_type == "code"
+                      and c.name not in {g.name for g in nb.grade_cells} | {s.name for s in nb.solution_cells})
+
+
+def setup_cells(template_db: str, assignment: str, source: Path, names: list[str]) -> list[str]:
+    """The sources (as the gradebook holds them) of the instructor cells `names` that come before the
+    first other code cell of each notebook: what runs before any student code does."""
+    import nbformat
+    from nbgrader.api import Gradebook
+
+    found = []
+    with Gradebook(f"sqlite:///{template_db}") as gb:
+        for definition in gb.find_assignment(assignment).notebooks:
+            texts = {c.name: c.source for c in definition.source_cells}
+            try:
+                nb = nbformat.read(str(source / f"{definition.name}.ipynb"), as_version=4)
+            except Exception:  # noqa: BLE001 - no source notebook to order them by: nothing to try
+                continue
+            for cell in nb.cells:
+                if cell.cell_type != "code":
+                    continue
+                if _grade_id(cell) not in names:
+                    break
+                found.append(texts[_grade_id(cell)])
+    return found
 
 
 def _last_line(text: str) -> str:

@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,7 +32,7 @@ def _meta(**kw):
                          "task": False, **kw}}
 
 
-def mini_course(root: Path) -> Course:
+def mini_course(root: Path, setup: str = "import time") -> Course:
     """A course with one assignment: a setup cell, one exercise, one test cell with hidden tests."""
     (root / "source" / MINI).mkdir(parents=True)
     shutil.copy2(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
@@ -40,7 +41,7 @@ def mini_course(root: Path) -> Course:
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.cells = [
         nbformat.v4.new_markdown_cell("# Mini"),
-        nbformat.v4.new_code_cell("import time", metadata=_meta(grade_id="setup", locked=True)),
+        nbformat.v4.new_code_cell(setup, metadata=_meta(grade_id="setup", locked=True)),
         nbformat.v4.new_code_cell('def double(x):\n    """Twice x."""\n    ### BEGIN SOLUTION\n    return 2 * x\n'
                                   "    ### END SOLUTION", metadata=_meta(grade_id="double", solution=True)),
         nbformat.v4.new_code_cell('"""double doubles."""\nassert double(2) == 4, "double(2) should be 4"\n'
@@ -52,12 +53,15 @@ def mini_course(root: Path) -> Course:
     return Course(root)
 
 
-def hand_in(class_dir: Path, course: Course, student: str, answer: str, extra: str | None = None) -> None:
+def hand_in(class_dir: Path, course: Course, student: str, answer: str, extra: str | None = None,
+            delete: str | None = None) -> None:
     release = nbformat.read(str(course.source_notebook(MINI)), as_version=4)
     release.cells[2].source = 'def double(x):\n    """Twice x."""\n    raise NotImplementedError()'
     nb = with_answers(release, {"double": answer})
     if extra:
         nb.cells.insert(2, nbformat.v4.new_code_cell(extra))
+    if delete:
+        nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != delete]
     submit(class_dir, MINI, student, nb)
 
 
@@ -224,3 +228,152 @@ def test_the_demo_class_has_every_kind_of_submission(tmp_path):
     assert all(len(files) == 1 for files in handed_in.values())
     with pytest.raises(Exception):
         nbformat.read(str(handed_in["ivy"][0]), as_version=4)
+
+
+# -- issue 14: nothing but the student's own answers decides a score ---------------------------------
+
+CORRECT = "def double(x):\n    return 2 * x"
+# Forks 240 processes (the cap is 256) that detach (setsid, double fork) and sleep, under a name
+# no other process has, so that the test can look for survivors.
+LEAVES_PROCESSES = """import os
+for _ in range(240):
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.execv("/bin/sleep", ["sleep", "271.828"])
+        os._exit(0)
+    os.waitpid(pid, 0)
+"""
+
+
+def _sleepers() -> list[int]:
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if f.read() == b"sleep\0271.828\0":
+                    found.append(int(entry))
+        except OSError:
+            pass
+    return found
+
+
+def test_processes_a_submission_leaves_never_reach_the_next_one(course_and_class):
+    """On one worker, a submission that leaves 240 detached processes behind (the cap is 256), then an honest
+    one, four times over: every honest one gets full marks, and nothing the first started survives the run."""
+    course, class_dir = course_and_class
+    for i in range(4):          # graded in name order on the one worker: leaver, honest, leaver, honest, ...
+        hand_in(class_dir, course, f"r{i}_a_leaver", CORRECT, extra=LEAVES_PROCESSES)
+        hand_in(class_dir, course, f"r{i}_b_honest", CORRECT)
+    run = grade(course, class_dir, [MINI], GradeOptions(jobs=1), **QUIET)
+    assert _scores(class_dir) == {s: 1.0 for s in os.listdir(class_dir / "submitted")}, run.report
+    for i in range(4):
+        assert f"r{i}_a_leaver / mini / mini.ipynb: 240 processes were still running when its kernel ended" \
+               in run.report, run.report
+        assert f"r{i}_b_honest /" not in run.report, run.report
+    assert not _sleepers(), "processes a submission started outlived its grading"
+
+
+def _flaky_bwrap(tmp_path: Path, fails: str) -> str:
+    """A bubblewrap that fails the way a broken one does on the calls `fails` names (a shell `case`
+    pattern over the call number: 1 is the sandbox probe, 2 the preflight kernel, 3 on the kernels)."""
+    real = shutil.which("bwrap")
+    script = tmp_path / "flaky-bwrap"
+    script.write_text(f"""#!/bin/sh
+n=$(( $(cat {tmp_path}/calls 2>/dev/null || echo 0) + 1 )); echo $n > {tmp_path}/calls
+case $n in {fails}) echo "bwrap: Creating new namespace failed: Resource temporarily unavailable" >&2; exit 1;; esac
+exec {real} "$@"
+""")
+    script.chmod(0o755)
+    return str(script)
+
+
+def _grade_cli(course, class_dir, *extra) -> int:
+    return course_main(["--root", str(course.root), "grade", "--class-dir", str(class_dir), "--jobs", "1", *extra])
+
+
+def test_a_kernel_that_cannot_start_is_tried_again(course_and_class, tmp_path, monkeypatch):
+    course, class_dir = course_and_class
+    hand_in(class_dir, course, "ann", CORRECT)
+    monkeypatch.setenv("COURSE_BWRAP", _flaky_bwrap(tmp_path, "3"))     # the first kernel's sandbox fails
+    assert _grade_cli(course, class_dir) == 0
+    assert _scores(class_dir) == {"ann": 1.0}
+    assert "ann /" not in (class_dir / "grading_report.txt").read_text()
+
+
+def test_after_its_retries_a_submission_stays_ungraded_and_the_next_run_grades_it(course_and_class, tmp_path,
+                                                                                    monkeypatch, capsys):
+    course, class_dir = course_and_class
+    hand_in(class_dir, course, "ann", CORRECT)
+    monkeypatch.setenv("COURSE_BWRAP", _flaky_bwrap(tmp_path, "[3-9]|[1-9][0-9]"))    # every kernel's fails
+    assert _grade_cli(course, class_dir) == 1
+    out = capsys.readouterr().out
+    assert "ann / mini / grader: NOT GRADED, grade again" in out and "kernel-start" in out and "3 attempts" in out
+    assert _scores(class_dir) == {}, "an infrastructure failure was recorded as a score"
+    assert "ann" not in (class_dir / "grades.csv").read_text()
+    assert not (class_dir / "autograded").exists()
+
+    monkeypatch.delenv("COURSE_BWRAP")
+    assert _grade_cli(course, class_dir) == 0
+    assert _scores(class_dir) == {"ann": 1.0}
+
+
+def test_the_run_stops_when_the_first_submissions_all_fail_the_same_way(course_and_class, tmp_path, monkeypatch,
+                                                                       capsys):
+    course, class_dir = course_and_class
+    for student in ("ann", "bob", "cid", "dot"):
+        hand_in(class_dir, course, student, CORRECT)
+    monkeypatch.setenv("COURSE_BWRAP", _flaky_bwrap(tmp_path, "[3-9]|[1-9][0-9]"))
+    assert _grade_cli(course, class_dir) == 3
+    err = capsys.readouterr().err
+    assert "stopped: the first 3 submissions all failed the same way" in err, err
+    assert _scores(class_dir) == {}
+    assert int((tmp_path / "calls").read_text()) <= 2 + 3 + 1, "it went on grading after the third failure"
+
+
+def test_setup_cells_that_fail_in_the_sandbox_stop_the_run_before_any_grading(tmp_path, monkeypatch, capsys):
+    """The course importable on the TA's side only through an environment variable the sandbox clears:
+    every submission would score zero; the preflight kernel stops the run first and nothing is recorded."""
+    extra = tmp_path / "only-here"
+    extra.mkdir()
+    (extra / "course_extras.py").write_text("VALUE = 1\n")
+    monkeypatch.setenv("PYTHONPATH", str(extra))
+    course = mini_course(tmp_path / "course", setup="import time\nimport course_extras")
+    class_dir = tmp_path / "class"
+    hand_in(class_dir, course, "ann", CORRECT)
+    assert _grade_cli(course, class_dir) == 3
+    err = capsys.readouterr().err
+    assert "the setup cells fail in the sandbox" in err and "ModuleNotFoundError" in err, err
+    assert _scores(class_dir) == {} and not (class_dir / "autograded").exists()
+
+
+def test_a_deleted_test_cell_is_put_back_and_a_deleted_answer_scores_zero(course_and_class):
+    course, class_dir = course_and_class
+    hand_in(class_dir, course, "ann", CORRECT, delete="test_double")
+    hand_in(class_dir, course, "bob", CORRECT, delete="double")
+    hand_in(class_dir, course, "cid", "def double(x):\n    return x + 2", delete="test_double")
+    run = grade(course, class_dir, [MINI], GradeOptions(jobs=1), **QUIET)
+    assert _scores(class_dir) == {"ann": 1.0, "bob": 0.0, "cid": 0.0}, run.report
+    assert "ann / mini / mini.ipynb: graded cell 'test_double' was deleted; graded with the original put back" \
+           in run.report, run.report
+    assert "bob / mini / mini.ipynb: graded cell 'double' was deleted: it scores zero" in run.report, run.report
+
+
+def test_a_python_environment_under_tmp_can_grade(tmp_path):
+    """The sandbox mounts a /tmp of its own: an environment that lives under the host's /tmp stays visible."""
+    venv = Path(tempfile.mkdtemp(prefix="course-venv-", dir="/tmp"))
+    venv.chmod(0o755)       # as `python -m venv` makes it (mkdtemp's folder is private)
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+                       check=True, timeout=120)
+        python = venv / "bin" / "python3"
+        course = mini_course(tmp_path / "course")
+        class_dir = tmp_path / "class"
+        hand_in(class_dir, course, "ann", CORRECT)
+        proc = subprocess.run([str(python), "-m", "course.cli", "--root", str(course.root), "grade", "--class-dir",
+                               str(class_dir), "--jobs", "1"], capture_output=True, text=True, timeout=600, cwd="/")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert _scores(class_dir) == {"ann": 1.0}, proc.stdout
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)
