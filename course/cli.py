@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     assignments = course.resolve(getattr(args, "assignments", None))
 
     if args.command in ("grade", "demo"):
+        from .grade import GradingStopped
         from .sandbox import SandboxUnavailable
         try:
             if args.command == "grade":
@@ -60,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
                   "Install bubblewrap (apt-get install bubblewrap), or pass --allow-unsandboxed to accept "
                   "the risk; the report then says so.", file=sys.stderr)
             return 2
+        except GradingStopped as error:
+            print(f"course {args.command}: stopped: {error}", file=sys.stderr)
+            return 3
 
     if args.command == "gpu-check":
         from .gpu_check import gpu_check
@@ -143,7 +147,7 @@ def _grade(course: Course, assignments: list[str], args) -> int:
     print(run.report)
     print(f"\ngradebook: {class_dir / 'gradebook.db'}   grades: {class_dir / CSV_NAME}   "
           f"report: {class_dir / REPORT_NAME}   feedback: {class_dir / 'feedback'}/")
-    return 0
+    return 1 if run.ungraded else 0     # some submissions must be graded again
 
 
 if __name__ == "__main__":
