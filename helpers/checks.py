@@ -176,3 +176,52 @@ def check_raises(exception_type, fn, what: str, *args, **kwargs) -> BaseExceptio
     except Exception as exc:  # the wrong kind of error is a wrong answer, not a crash
         _fail(what, f"{exception_type.__name__} to be raised", f"{type(exc).__name__}: {exc}")
     _fail(what, f"{exception_type.__name__} to be raised", f"no error, the result {result!r:.80}")
+
+
+def check_loss_plot(fig, history: dict, what: str) -> None:
+    """`fig` is a matplotlib Figure whose first axes plots `history["train_loss"]` and
+    `history["val_loss"]` against the epochs 0..n-1 as lines labelled with "train" and "val",
+    has a legend, an x label with "epoch", a y label with "loss", and marks `history["best_epoch"]`
+    (a vertical line there, or a point at `(best_epoch, val_loss[best_epoch])`)."""
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    check_type(fig, Figure, f"{what} (return the Figure: fig, ax = plt.subplots() ... return fig)")
+    if not fig.axes:
+        _fail(what, "a figure with an axes", "a figure without axes")
+    ax = fig.axes[0]
+    n = len(history["train_loss"])
+
+    def curve(word):
+        found = [line for line in ax.get_lines() if word in str(line.get_label()).lower()
+                 and not str(line.get_label()).startswith("_")]
+        return found[0] if found else None
+
+    curves = []
+    for word, key in (("train", "train_loss"), ("val", "val_loss")):
+        line = curve(word)
+        if line is None:
+            _fail(what, f"a line labelled with '{word}' (ax.plot(..., label='{word}...'))", "none")
+        if not np.allclose(np.asarray(line.get_xdata(), dtype=float), np.arange(n)):
+            _fail(f"{what}: the x values of the '{word}' line", f"the epochs 0..{n - 1}", list(line.get_xdata())[:8])
+        if not np.allclose(np.asarray(line.get_ydata(), dtype=float), history[key]):
+            _fail(f"{what}: the y values of the '{word}' line", f"history['{key}']", list(line.get_ydata())[:8])
+        curves.append(line)
+    check_equal("epoch" in ax.get_xlabel().lower(), True, f"{what}: the x-axis label {ax.get_xlabel()!r} mentions 'epoch'")
+    check_equal("loss" in ax.get_ylabel().lower(), True, f"{what}: the y-axis label {ax.get_ylabel()!r} mentions 'loss'")
+    check_equal(ax.get_legend() is not None, True, f"{what}: a legend on the axes (ax.legend())")
+    best = history["best_epoch"]
+    x, y = best, history["val_loss"][best]
+    marked = False
+    for line in ax.get_lines():
+        if any(line is c for c in curves):
+            continue
+        xs, ys = np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float)
+        if (len(xs) and np.allclose(xs, x)) or any(np.isclose(a, x) and np.isclose(b, y) for a, b in zip(xs, ys)):
+            marked = True
+    for collection in ax.collections:
+        if any(np.allclose(point, (x, y)) for point in np.asarray(collection.get_offsets(), dtype=float)):
+            marked = True
+    marked = marked or any(np.allclose(getattr(text, "xy", (np.nan, np.nan)), (x, y)) or
+                           np.isclose(getattr(text, "xy", (np.nan,))[0], x) for text in ax.texts)
+    check_equal(marked, True, f"{what}: a mark at the best epoch {best} (ax.axvline({best}) or a marker at that point)")

@@ -64,10 +64,13 @@ class GradedAssignment:
     test_ids: dict[str, list[str]]                      # exercise -> its test cell grade ids
     wrong_student: dict[str, str] = field(default_factory=dict)   # wrong answer id -> student id
     autograded: Path | None = None
+    manual: set[str] = field(default_factory=set)        # manually graded cells: autograde gives them 0
 
     def total(self, student: str, grade_ids=None) -> tuple[float, float]:
+        """Score and maximum of `grade_ids`, or of every autograded cell (manually graded ones left out)."""
         per_cell = self.scores[student]
-        chosen = per_cell if grade_ids is None else {g: per_cell[g] for g in grade_ids}
+        chosen = ({g: v for g, v in per_cell.items() if g not in self.manual} if grade_ids is None
+                  else {g: per_cell[g] for g in grade_ids})
         return sum(s for s, _ in chosen.values()), sum(m for _, m in chosen.values())
 
     def failures(self, student: str) -> str:
@@ -128,4 +131,5 @@ def grade(assignment: str) -> GradedAssignment:
         test_ids={ex: tests_of(source, ex) for ex in cells.exercises(source)},
         wrong_student=wrong_student,
         autograded=course_dir / "autograded",
+        manual={cells.grade_id(c) for c in source.cells if c.cell_type == "markdown" and cells.nbgrader_meta(c).get("grade")},
     )

@@ -1,0 +1,156 @@
+"""Probes for training-loop code: a model and a loader that record what a loop did with each batch,
+and a meter of the memory autograd keeps for a backward pass.
+
+Tests hand the probes to a student's function and judge the records; nothing here trains or
+evaluates anything itself.
+
+    probe = LoopProbe(nn.Linear(3, 1))
+    train_one_epoch(probe, probe_loader(x, y, batch_size=4), probe.loss(nn.MSELoss()), optimizer, device)
+    probe.calls      # one Call(moved, training, grad_enabled) per forward pass
+    probe.unmoved()  # ["x of forward pass 0", ...]: what reached the model or the loss without .to(device)
+    loader.unmoved() # ["y of batch 2 (pass 0)", ...]: batches whose .to() was never called
+"""
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.utils.data import TensorDataset
+
+
+class UnmovedBatch(torch.Tensor):
+    """A batch tensor as `probe_loader` yields it. Its `.to(...)` notes that it was called and
+    returns a plain tensor, so both the loader and whoever receives the batch can tell whether it
+    went through `.to(device)` (on a CPU, moving to the CPU changes nothing else that could be seen)."""
+
+    def to(self, *args, **kwargs):
+        self.moved = True
+        return torch.Tensor.to(self.as_subclass(torch.Tensor), *args, **kwargs)
+
+
+class ProbeLoader:
+    """What a loop uses of a `DataLoader`: iteration over `(x, y)` batches in order, `len()` (the
+    number of batches), `.dataset` and `.batch_size`. Every batch it yields is an `UnmovedBatch`;
+    `unmoved()` names those whose `.to()` was never called."""
+
+    def __init__(self, x: torch.Tensor, y: torch.Tensor, batch_size: int):
+        self.dataset, self.batch_size = TensorDataset(x, y), batch_size
+        self._batches = [(x[i:i + batch_size], y[i:i + batch_size]) for i in range(0, len(x), batch_size)]
+        self.yielded: list[tuple[UnmovedBatch, UnmovedBatch]] = []
+
+    def __iter__(self):
+        for xb, yb in self._batches:   # fresh objects each pass: .to() on one pass leaves no trace on the next
+            batch = (xb.clone().as_subclass(UnmovedBatch), yb.clone().as_subclass(UnmovedBatch))
+            self.yielded.append(batch)
+            yield batch
+
+    def __len__(self) -> int:
+        return len(self._batches)
+
+    def unmoved(self) -> list[str]:
+        """The x and y of every batch yielded so far whose `.to(...)` was never called."""
+        return [f"{name} of batch {i % len(self)} (pass {i // len(self)})"
+                for i, batch in enumerate(self.yielded) for name, t in zip("xy", batch) if not getattr(t, "moved", False)]
+
+
+def probe_loader(x: torch.Tensor, y: torch.Tensor, batch_size: int) -> ProbeLoader:
+    """Batches of `batch_size` rows of `x` and `y` (the last one shorter), in order, not shuffled."""
+    return ProbeLoader(x, y, batch_size)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One forward pass as the probe saw it."""
+    moved: bool          # the input went through .to(...) since the loader yielded it
+    training: bool       # model.training
+    grad_enabled: bool   # torch.is_grad_enabled()
+
+
+class LoopProbe(nn.Module):
+    """Wraps `inner` (its outputs are `inner`'s) and records a `Call` for each forward pass;
+    `loss(base)` gives a loss function that records whether each target was moved."""
+
+    def __init__(self, inner: nn.Module):
+        super().__init__()
+        self.inner = inner
+        self.calls: list[Call] = []
+        self.targets_moved: list[bool] = []
+
+    def forward(self, x):
+        self.calls.append(Call(not isinstance(x, UnmovedBatch), self.training, torch.is_grad_enabled()))
+        return self.inner(x.as_subclass(torch.Tensor))
+
+    def loss(self, base):
+        """`base` (e.g. `nn.MSELoss()`), recording for each call whether its targets were moved."""
+        def loss_fn(outputs, targets):
+            self.targets_moved.append(not isinstance(targets, UnmovedBatch))
+            return base(outputs.as_subclass(torch.Tensor), targets.as_subclass(torch.Tensor))
+        return loss_fn
+
+    def unmoved(self) -> list[str]:
+        """Which inputs (`x`) and targets (`y`) reached the model or the loss without `.to(device)`."""
+        return ([f"x of forward pass {i}" for i, call in enumerate(self.calls) if not call.moved]
+                + [f"y of loss call {i}" for i, moved in enumerate(self.targets_moved) if not moved])
+
+
+def slope_problem(val_slope: float, lr: float = 0.01, weight: float = 0.0):
+    """A tiny, exactly reproducible fit problem: `(model, train_loader, val_loader, optimizer, scheduler)`.
+
+    The model is `LoopProbe(nn.Linear(1, 1, bias=False))` with its weight at `weight`; the training
+    data lie on y = 2x (5 samples, batches of 2, 2, 1), the validation data on y = val_slope * x
+    (3 samples, batches of 2, 1), both in `probe_loader`s; the optimizer is `SGD(lr=lr)` and the
+    scheduler `StepLR(step_size=2, gamma=0.5)`.
+    """
+    model = LoopProbe(nn.Linear(1, 1, bias=False))
+    nn.init.constant_(model.inner.weight, weight)
+    x_train = torch.tensor([[1.0], [2.0], [3.0], [1.5], [2.5]])
+    x_val = -torch.tensor([[1.0], [2.0], [3.0]])
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
+    return model, probe_loader(x_train, 2 * x_train, 2), probe_loader(x_val, val_slope * x_val, 2), optimizer, scheduler
+
+
+class SavedActivations:
+    """Counts the bytes autograd saves for backward while the `with` block runs: `peak` is the most
+    held at any one moment (memory you pay for), `total` the sum of everything ever saved.
+
+    Each saved tensor is counted from when autograd saves it until its graph is freed, which is
+    when nothing refers to the graph's outputs any more.
+    """
+
+    def __init__(self):
+        self.live = self.peak = self.total = 0
+        self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+
+    def _pack(self, tensor):
+        return _Held(self, tensor)
+
+    @staticmethod
+    def _unpack(held):
+        return held.tensor
+
+    def _add(self, num_bytes: int) -> None:
+        self.live += num_bytes
+        self.total += max(num_bytes, 0)
+        self.peak = max(self.peak, self.live)
+
+    def __enter__(self):
+        self._hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._hooks.__exit__(*exc)
+
+
+class _Held:
+    """One saved tensor, counted while autograd keeps it."""
+
+    def __init__(self, meter: SavedActivations, tensor: torch.Tensor):
+        # detached: an output saved for its own backward would otherwise hold its graph in a cycle,
+        # freed only by the garbage collector, and the count would lag behind the real memory
+        self.meter, self.tensor = meter, tensor.detach()
+        self.num_bytes = tensor.numel() * tensor.element_size()
+        meter._add(self.num_bytes)
+
+    def __del__(self):
+        self.meter._add(-self.num_bytes)

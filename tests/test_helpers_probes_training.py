@@ -1,0 +1,170 @@
+"""Unit tests of helpers.probes_training (what notebook 02's tests use to watch a loop) and of
+helpers.checks.check_loss_plot."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+from helpers.checks import check_loss_plot  # noqa: E402
+from helpers.probes_training import Call, LoopProbe, SavedActivations, probe_loader, slope_problem  # noqa: E402
+
+
+def _data(n=10):
+    gen = torch.Generator().manual_seed(0)
+    return torch.randn(n, 3, generator=gen), torch.randn(n, 1, generator=gen)
+
+
+def test_probe_loader_yields_batches_in_order_with_the_last_one_shorter():
+    x, y = _data()
+    loader = probe_loader(x, y, 4)
+    batches = list(loader)
+    assert len(loader) == 3 and [len(xb) for xb, _ in batches] == [4, 4, 2]
+    assert torch.equal(torch.cat([xb.as_subclass(torch.Tensor) for xb, _ in batches]), x)
+    assert len(loader.dataset) == 10 and loader.batch_size == 4
+
+
+def test_unmoved_names_exactly_the_tensors_whose_to_was_never_called():
+    x, y = _data()
+    loader = probe_loader(x, y, 4)
+    for i, (xb, yb) in enumerate(loader):
+        xb.to("cpu")
+        if i != 1:
+            yb.to(torch.device("cpu"), non_blocking=True)
+    assert loader.unmoved() == ["y of batch 1 (pass 0)"]
+
+
+def test_to_returns_a_plain_tensor_with_the_same_values():
+    x, y = _data()
+    xb, _ = next(iter(probe_loader(x, y, 4)))
+    moved = xb.to("cpu")
+    assert type(moved) is torch.Tensor and torch.equal(moved, x[:4])
+
+
+def test_loop_probe_records_moves_modes_and_grad_and_passes_the_inner_outputs_through():
+    x, y = _data()
+    torch.manual_seed(0)
+    probe = LoopProbe(nn.Linear(3, 1))
+    loss_fn = probe.loss(nn.MSELoss())
+    (x0, y0), (x1, y1), _ = list(probe_loader(x, y, 4))
+    out = probe(x0.to("cpu"))
+    assert torch.equal(out, probe.inner(x[:4]))
+    loss_fn(out, y0)                                 # targets not moved
+    probe.eval()
+    with torch.no_grad():
+        loss_fn(probe(x1), y1.to("cpu"))             # inputs not moved
+    assert probe.calls == [Call(True, True, True), Call(False, False, False)]
+    assert probe.unmoved() == ["x of forward pass 1", "y of loss call 0"]
+
+
+def test_loop_probe_ignores_nothing_of_a_correct_epoch():
+    x, y = _data()
+    probe, loader = LoopProbe(nn.Linear(3, 1)), probe_loader(x, y, 4)
+    loss_fn, optimizer = probe.loss(nn.MSELoss()), torch.optim.SGD(probe.parameters(), lr=0.1)
+    before = probe.inner.weight.detach().clone()
+    for xb, yb in loader:
+        xb, yb = xb.to("cpu"), yb.to("cpu")
+        optimizer.zero_grad()
+        loss_fn(probe(xb), yb).backward()
+        optimizer.step()
+    assert loader.unmoved() == [] and probe.unmoved() == []
+    assert not torch.equal(probe.inner.weight, before)
+
+
+def test_slope_problem_is_reproducible_and_configurable():
+    model, train, val, optimizer, scheduler = slope_problem(val_slope=0.4, lr=0.05, weight=0.5)
+    assert model.inner.weight.item() == 0.5 and model.inner.bias is None
+    assert [len(xb) for xb, _ in train] == [2, 2, 1] and [len(xb) for xb, _ in val] == [2, 1]
+    x_val, y_val = val.dataset.tensors
+    assert torch.allclose(y_val, 0.4 * x_val) and bool((x_val < 0).all())
+    assert optimizer.param_groups[0]["lr"] == 0.05
+    for _ in range(2):
+        optimizer.step()
+        scheduler.step()
+    assert optimizer.param_groups[0]["lr"] == pytest.approx(0.025)
+
+
+def _mlp():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 10))
+
+
+def test_saved_activations_peak_is_one_batch_when_each_graph_is_dropped():
+    model = _mlp()
+    with SavedActivations() as one:
+        model(torch.randn(32, 64)).sum()
+    with SavedActivations() as five:
+        for _ in range(5):
+            (model(torch.randn(32, 64)).argmax(dim=1) == 0).sum().item()
+    assert one.peak > 0 and five.peak == one.total
+    assert five.total == 5 * one.total and five.live == 0
+
+
+def test_saved_activations_peak_grows_when_graphs_are_kept():
+    model, kept = _mlp(), []
+    with SavedActivations() as saved:
+        for _ in range(3):
+            kept.append(model(torch.randn(32, 64)))
+    assert saved.peak == saved.total == saved.live > 0
+
+
+def test_saved_activations_counts_nothing_under_no_grad_and_backward_still_works():
+    model = _mlp()
+    with SavedActivations() as saved, torch.no_grad():
+        model(torch.randn(32, 64))
+    assert saved.total == 0
+    x = torch.randn(4, 64, requires_grad=True)
+    with SavedActivations():
+        loss = model(x).pow(2).sum()
+    loss.backward()
+    x2 = x.detach().clone().requires_grad_()
+    model(x2).pow(2).sum().backward()
+    assert torch.allclose(x.grad, x2.grad)
+
+
+HISTORY = {"train_loss": [1.0, 0.7, 0.5, 0.4], "val_loss": [1.1, 0.8, 0.6, 0.7], "best_epoch": 2}
+
+
+def _plot(mark=True, labels=("train loss", "val loss"), xlabel="epoch", legend=True):
+    fig, ax = plt.subplots()
+    ax.plot(HISTORY["train_loss"], label=labels[0])
+    ax.plot(HISTORY["val_loss"], label=labels[1])
+    if mark is True:
+        ax.axvline(2)
+    elif mark == "point":
+        ax.scatter([2], [0.6])
+    elif mark is not None:
+        ax.axvline(mark)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("loss")
+    if legend:
+        ax.legend()
+    return fig
+
+
+@pytest.mark.parametrize("mark", [True, "point"])
+def test_check_loss_plot_accepts_a_line_or_a_point_at_the_best_epoch(mark):
+    check_loss_plot(_plot(mark=mark), HISTORY, "plot")
+    plt.close("all")
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"mark": None}, "a mark at the best epoch 2"),
+    ({"mark": 3}, "a mark at the best epoch 2"),
+    ({"labels": ("a", "b")}, "a line labelled with 'train'"),
+    ({"xlabel": "step"}, "mentions 'epoch'"),
+    ({"legend": False}, "a legend"),
+])
+def test_check_loss_plot_names_what_is_missing(kwargs, words):
+    with pytest.raises(AssertionError, match=words):
+        check_loss_plot(_plot(**kwargs), HISTORY, "plot")
+    plt.close("all")
+
+
+def test_check_loss_plot_wants_a_figure():
+    with pytest.raises(AssertionError, match="return the Figure"):
+        check_loss_plot(None, HISTORY, "plot")
