@@ -24,18 +24,14 @@ def provoke(operation):
     return None
 
 
-def check_kinds(classify, cases) -> int:
+def check_kinds(classify, cases) -> None:
     """`classify(error) == kind` for the live error of each `(kind, what, operation)` in `cases`.
 
     `what` says in words which operation failed; a failure shows it with the live message.
-    Returns how many cases were judged (those whose operation failed on this torch).
+    A case whose operation runs on this torch is skipped: `classify` is not called for it.
     """
-    judged = 0
     for kind, what, operation in cases:
         error = provoke(operation)
-        if error is None:
-            continue
-        check_equal(classify(error), kind,
-                    f"classify_error on the error of {what} ({type(error).__name__}: {error})")
-        judged += 1
-    return judged
+        if error is not None:
+            check_equal(classify(error), kind,
+                        f"classify_error on the error of {what} ({type(error).__name__}: {error})")

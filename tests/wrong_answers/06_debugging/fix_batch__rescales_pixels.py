@@ -1,7 +1,9 @@
 # Mistake: divides uint8 images by 255 while casting them, which changes the values; the exercise asks for a cast, not a normalisation.
 def fix_batch(model, batch):
-    """(x, y) with x on the model's device in its parameter dtype, and y as int64 labels on that device."""
+    """(x, y): x on the model's device in its parameter dtype, y as int64 labels there; ValueError for fractional labels."""
     x, y = batch
+    if y.is_floating_point() and not torch.equal(y, y.round()):
+        raise ValueError("class labels must be whole numbers")
     weight = next(model.parameters())
     if x.dtype == torch.uint8:
         x = x / 255
