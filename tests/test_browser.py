@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
@@ -104,9 +105,10 @@ def wait_until_run_ends(page, assignment: str, limit: float = 420, stalled_after
                          f"(prompts {prompts}); errors shown: {page.evaluate(ERRORS_JS)}")
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    root = tmp_path_factory.mktemp("lab")
+@contextmanager
+def jupyter_lab(root: Path):
+    """JupyterLab serving `root`, started in `root` (where nbgrader reads nbgrader_config.py), and a
+    headless Chromium: yields (browser, base URL)."""
     port = free_port()
     settings = root / ".lab-settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
@@ -123,23 +125,31 @@ def lab(tmp_path_factory):
          "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=root)
     base = f"http://127.0.0.1:{port}"
-    for _ in range(120):
-        try:
-            urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        server.kill()
-        pytest.fail("JupyterLab did not start within 60 s")
-    from playwright.sync_api import sync_playwright
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("JupyterLab did not start within 60 s")
+        from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            yield browser, base
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lab")
+    with jupyter_lab(root) as (browser, base):
         yield browser, base, root
-        browser.close()
-    server.terminate()
-    server.wait(timeout=30)
 
 
 @pytest.mark.parametrize("assignment", COURSE.assignments())

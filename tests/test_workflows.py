@@ -21,7 +21,9 @@ def workflow_commands(name: str) -> list[str]:
 
 def test_quickstart_is_two_commands_and_ci_runs_the_test_one():
     setup, test = readme_quickstart()
-    assert setup.startswith("pip install -r requirements.txt")
+    assert setup == "./setup.sh"
+    script = (ROOT / "setup.sh").read_text()
+    assert "pip install -r requirements.txt" in script and "course.cli demo" in script
     ci_script = (ROOT / ".ci" / "run").read_text().strip().splitlines()
     assert ci_script[-1] == test, "the last line of .ci/run must be the README's test command"
     assert "pip install --quiet -r requirements.txt" in "\n".join(ci_script)
