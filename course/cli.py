@@ -41,6 +41,16 @@ def main(argv: list[str] | None = None) -> int:
     p_demo.add_argument("--dir", type=Path, default=None, help="where to make it (default: build/demo in the checkout)")
     _grading_options(p_demo)
 
+    p_compat = sub.add_parser("compat", help="grade and run the course on another torch, in a venv of its own",
+                              description="Install TORCH_VERSION (PyPI's build) with the other pinned requirements "
+                                          "and this checkout in build/compat/TORCH_VERSION/venv (reused when there), "
+                                          "then autograde the reference (the whole reference notebook), untouched and "
+                                          "wrong answers with it; exit non-zero on any failure.")
+    p_compat.add_argument("torch_version", help="e.g. 2.15.0")
+    p_compat.add_argument("assignments", nargs="*", help="default: all")
+    p_compat.add_argument("--sample", type=int, default=None, metavar="N",
+                          help="grade only the first N wrong answers of each exercise (default: all)")
+
     sub.add_parser("gpu-check", help="on a CUDA machine: nbval with GPU paths, memory and speed report "
                                      "(docs/gpu-report.md); without CUDA, says so and changes nothing")
 
@@ -65,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"course {args.command}: stopped: {error}", file=sys.stderr)
             return 3
 
+    if args.command == "compat":
+        from .compat import compat
+        return compat(course, args.torch_version, assignments, args.sample)
     if args.command == "gpu-check":
         from .gpu_check import gpu_check
         return gpu_check(course)

@@ -97,9 +97,11 @@ _KEEP = {}  # temp dirs must outlive the fixture: failure messages read the auto
 
 
 @functools.cache
-def grade(assignment: str) -> GradedAssignment:
+def grade(assignment: str, wrong_per_exercise: int | None = None) -> GradedAssignment:
+    """Autograde `assignment`'s reference, untouched and wrong answers (at most `wrong_per_exercise`
+    of each exercise's, in file-name order, when given: `course compat` grades such a sample)."""
     tmp = tempfile.TemporaryDirectory(prefix=f"autograde-{assignment}-")
-    _KEEP[assignment] = tmp
+    _KEEP[assignment, wrong_per_exercise] = tmp
     course_dir = scratch_course(COURSE, [assignment], Path(tmp.name))
     release = cells.read(generate_release(course_dir, assignment) / f"{assignment}.ipynb")
     source = cells.read(COURSE.source_notebook(assignment))
@@ -115,7 +117,8 @@ def grade(assignment: str) -> GradedAssignment:
     for wrong in wrong_answers(assignment):
         by_exercise.setdefault(wrong.exercise, []).append(wrong)
     wrong_student = {}
-    for k in range(max((len(v) for v in by_exercise.values()), default=0)):
+    rounds = max((len(v) for v in by_exercise.values()), default=0)
+    for k in range(rounds if wrong_per_exercise is None else min(rounds, wrong_per_exercise)):
         student = f"wrong{k}"
         picked = {ex: answers[k] for ex, answers in by_exercise.items() if k < len(answers)}
         # Exercises without a k-th wrong answer get the reference answer, so that a notebook whose
