@@ -173,3 +173,24 @@ def test_roster_gives_names(klass, tmp_path):
     bad.write_text("name,surname\nada,Byron\n")
     with pytest.raises(ValueError):
         gradebooks.import_roster(db_url, bad)
+
+
+def test_a_demo_class_folder_is_a_course_formgrader_can_open(tmp_path):
+    write_class_files(COURSE, tmp_path, [ASSIGNMENT])
+    config = class_config(tmp_path)
+    assert config.CourseDirectory.root == str(tmp_path)
+    assert config.Execute.timeout == 60 and config.IgnorePattern.enabled
+    assert "HideHiddenTests" in [p.__name__ for p in config.GenerateFeedback.preprocessors]
+    assert (tmp_path / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
+    assert (tmp_path / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
+
+
+def test_the_demo_says_what_to_do_where_bubblewrap_cannot_be_had(tmp_path, monkeypatch):
+    from course.demo import demo
+    from course.grade import GradeOptions
+
+    monkeypatch.setattr(sys, "platform", "darwin")
+    said = []
+    assert demo(COURSE, tmp_path / "demo", GradeOptions(jobs=1), say=lambda *a, **k: said.append(" ".join(a))) == 2
+    assert "Linux only" in said[0] and "--allow-unsandboxed" in said[0] and "darwin" in said[0]
+    assert not (tmp_path / "demo").exists()
