@@ -33,7 +33,7 @@ def pretend_machine(cuda: bool, mps: bool):
         patch("torch.cuda.device_count", lambda: int(cuda))
         patch("torch.backends.mps.is_available", lambda: mps)
         patch("torch.mps.is_available", lambda: mps, create=True)
-        if hasattr(torch, "accelerator"):
+        if getattr(torch, "accelerator", None) is not None:   # torch 2.6 and later
             patch("torch.accelerator.is_available", lambda: kind is not None)
             patch("torch.accelerator.device_count", lambda: int(kind is not None))
             patch("torch.accelerator.current_accelerator", current_accelerator)

@@ -22,7 +22,7 @@ def test_default_device_without_torch_accelerator():
     """Older torch (before 2.6) has no torch.accelerator: the same order, asked through torch.cuda."""
     from helpers.probes_devices import device_on
 
-    with mock.patch.object(torch, "accelerator", None):
+    with mock.patch.object(torch, "accelerator", None, create=True):
         assert device_on(device.default_device, cuda=True, mps=False).type == "cuda"
         assert device_on(device.default_device, cuda=False, mps=False).type == "cpu"
 
