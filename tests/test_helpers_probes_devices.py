@@ -9,7 +9,7 @@ from helpers.probes_devices import DeviceProbe, LossProbe, device_on, pretend_ma
 def _by_hand():
     """Availability asked every way a student might, in the order CUDA, MPS, CPU."""
     if torch.cuda.is_available() and torch.cuda.device_count() > 0:
-        return torch.device("cuda")
+        return torch.device("cuda", torch.cuda.current_device())
     if torch.backends.mps.is_available() and torch.mps.is_available():
         return torch.device("mps")
     return torch.device("cpu")
@@ -51,12 +51,16 @@ def test_device_probe_records_weight_and_input_devices():
     out = probe(torch.randn(5, 3))
     assert out.device.type == "cpu" and out.shape == (5, 2)
     probe(torch.randn(5, 3, device="meta"))
+    probe(torch.randn(2, 3, device="meta"))
     assert probe.seen == [{"weight": "cpu", "inputs": "cpu"}, {"weight": "meta", "inputs": "cpu"},
-                          {"weight": "meta", "inputs": "meta"}]
+                          {"weight": "meta", "inputs": "meta"}, {"weight": "meta", "inputs": "meta"}]
+    assert probe.places == probe.seen[:3]
 
 
 def test_loss_probe_records_and_returns_a_cpu_number():
     loss_fn = LossProbe(0.5)
     loss = loss_fn(torch.zeros(2, 1, device="meta"), torch.zeros(2, 1))
     assert loss.device.type == "cpu" and loss.item() == 0.5
-    assert loss_fn.seen == [{"outputs": "meta", "targets": "cpu"}]
+    loss_fn(torch.zeros(2, 1, device="meta"), torch.zeros(2, 1))
+    assert loss_fn.seen == [{"outputs": "meta", "targets": "cpu"}] * 2
+    assert loss_fn.places == [{"outputs": "meta", "targets": "cpu"}]
