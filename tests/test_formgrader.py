@@ -194,3 +194,14 @@ def test_the_demo_says_what_to_do_where_bubblewrap_cannot_be_had(tmp_path, monke
     assert demo(COURSE, tmp_path / "demo", GradeOptions(jobs=1), say=lambda *a, **k: said.append(" ".join(a))) == 2
     assert "Linux only" in said[0] and "--allow-unsandboxed" in said[0] and "darwin" in said[0]
     assert not (tmp_path / "demo").exists()
+
+
+def test_the_course_config_finds_its_checkout_from_a_copy_too(tmp_path):
+    from course.nbgrader_plugins import checkout, student_config
+
+    assert checkout(ROOT / "nbgrader_config.py") == ROOT
+    copy = tmp_path / "nbgrader_config.py"      # a scratch course's copy (course build, the tests)
+    shutil.copy2(ROOT / "nbgrader_config.py", copy)
+    assert checkout(copy) == ROOT and student_config(copy) == ROOT / "release" / "nbgrader_config.py"
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
+    assert config.Execute.timeout == 60 and config.FillPlaceholders.course_root == str(ROOT)
