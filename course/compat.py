@@ -80,8 +80,14 @@ def _ensure_venv(course: Course, version: str, where: Path, say) -> Path:
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                     "--report", str(report), "-r", str(requirements)], check=True, env=_pip_env())
     say(f"course compat: installed in {time.perf_counter() - start:.0f} s", flush=True)
-    for line in _origin_problems(json.loads(report.read_text()), version):
-        raise RuntimeError(line)
+    # pip reports what it installed this time: torch only when it was not in the venv already.
+    origin = where / "torch-origin.json"
+    for item in json.loads(report.read_text()).get("install", []):
+        if item["metadata"]["name"].lower() == "torch":
+            origin.write_text(json.dumps(item))
+    problems = _origin_problems(json.loads(origin.read_text()) if origin.is_file() else None, version)
+    if problems:
+        raise RuntimeError("; ".join(problems) + f" (remove {where} to start again)")
     # Kernels started from the venv (nbgrader's and nbclient's 'python3') must be the venv's Python.
     subprocess.run([str(python), "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3"],
                    check=True, capture_output=True)
@@ -89,13 +95,13 @@ def _ensure_venv(course: Course, version: str, where: Path, say) -> Path:
     return python
 
 
-def _origin_problems(report: dict, version: str) -> list[str]:
-    """torch must be `version` as the package index serves it: not a local wheel or a local build."""
-    torch = [item for item in report.get("install", []) if item["metadata"]["name"].lower() == "torch"]
-    if not torch:
+def _origin_problems(torch: dict | None, version: str) -> list[str]:
+    """torch (pip's report of installing it) must be `version` as the package index serves it:
+    not a local wheel or a local build."""
+    if torch is None:
         return [f"pip installed no torch {version}"]
-    url = torch[0].get("download_info", {}).get("url", "")
-    got = torch[0]["metadata"]["version"]
+    url = torch.get("download_info", {}).get("url", "")
+    got = torch["metadata"]["version"]
     problems = []
     if got.split("+")[0] != version:
         problems.append(f"pip installed torch {got}, not {version}")

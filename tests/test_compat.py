@@ -21,9 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 COURSE = Course(ROOT)
 
 
-def report(name="torch", version="2.15.0", url="https://example.org/torch-2.15.0-cp311-linux_x86_64.whl"):
-    """The part of `pip install --report` that _origin_problems reads."""
-    return {"install": [{"metadata": {"name": name, "version": version}, "download_info": {"url": url}}]}
+def report(version="2.15.0", url="https://example.org/torch-2.15.0-cp311-linux_x86_64.whl"):
+    """The part of torch's entry in `pip install --report` that _origin_problems reads."""
+    return {"metadata": {"name": "torch", "version": version}, "download_info": {"url": url}}
 
 
 def test_torch_must_come_from_the_index_at_the_asked_version():
@@ -32,7 +32,7 @@ def test_torch_must_come_from_the_index_at_the_asked_version():
     local = _origin_problems(report(url="file:///opt/wheels/torch-2.15.0+cpu.whl"), "2.15.0")
     assert local == ["torch 2.15.0 came from file:///opt/wheels/torch-2.15.0+cpu.whl, not from the package index"]
     assert _origin_problems(report(version="2.14.1"), "2.15.0") == ["pip installed torch 2.14.1, not 2.15.0"]
-    assert _origin_problems(report(name="numpy"), "2.15.0") == ["pip installed no torch 2.15.0"]
+    assert _origin_problems(None, "2.15.0") == ["pip installed no torch 2.15.0"]
 
 
 def test_the_venv_gets_every_pin_but_torch():
