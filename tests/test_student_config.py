@@ -47,10 +47,10 @@ def test_validate_reads_the_course_settings_from_release_the_checkout_and_the_pu
 
 
 def test_the_student_settings_need_nothing_but_nbgrader():
-    for path in (STUDENT_CONFIG,):
-        text = path.read_text()
-        assert "course" not in [line.split()[1].split(".")[0] for line in text.splitlines()
-                                if line.startswith(("import ", "from "))]
+    """A student's machine has nbgrader but not the course's grading code."""
+    imported = [line.split()[1].split(".")[0] for line in STUDENT_CONFIG.read_text().splitlines()
+                if line.lstrip().startswith(("import ", "from "))]
+    assert "course" not in imported
 
 
 def _warning_notebook(path: Path) -> None:
@@ -78,5 +78,5 @@ def test_nbgrader_validate_ignores_warnings_only_under_the_course_settings(tmp_p
         assert "Success!" not in said and "TypedStorage is deprecated" in said, said
 
 
-def test_course_check_takes_the_settings_file_for_no_stray_release_folder():
+def test_course_check_does_not_take_the_settings_file_for_a_stray_release():
     assert not [p for p in orphans(COURSE) if "nbgrader_config" in str(p)]
