@@ -58,3 +58,29 @@ def draw_strategies(num_layers: int = 4):
     _arrow(right, (0.61, 0.35), (0.39, 0.35), "their gradients\n(backward)", offset=(0, -0.13))
     fig.tight_layout()
     return fig
+
+
+def draw_all_reduce(per_replica):
+    """All-reduce (mean) drawn on real numbers: `per_replica` is a (replicas, n) tensor, one row per
+    replica's gradient entries. Left, what each replica holds before; right, what every replica
+    holds after: the mean of the rows. Returns the matplotlib Figure."""
+    before = per_replica.detach().cpu().double()
+    after = before.mean(dim=0)
+    replicas, n = before.shape
+    limit = 1.15 * max(before.abs().max().item(), 1e-12)
+    fig, axes = plt.subplots(replicas, 2, figsize=(10, 1.1 * replicas + 0.9), sharex=True, sharey=True,
+                             squeeze=False)
+    for r in range(replicas):
+        for column, values in enumerate((before[r], after)):
+            ax = axes[r, column]
+            ax.bar(range(n), values.tolist(), color=LAYER_COLOURS[r % len(LAYER_COLOURS)] if column == 0 else WIRE)
+            ax.axhline(0, color="grey", linewidth=0.6)
+            ax.set_ylim(-limit, limit)
+            ax.set_yticks([])
+        axes[r, 0].set_ylabel(f"replica {r}", rotation=0, ha="right", va="center", fontsize=9)
+    axes[0, 0].set_title("before: each replica's own gradient", fontsize=10)
+    axes[0, 1].set_title("after all-reduce: every replica holds the mean", fontsize=10)
+    for column in (0, 1):
+        axes[-1, column].set_xticks(range(n), [f"g[{i}]" for i in range(n)], fontsize=8)
+    fig.tight_layout()
+    return fig

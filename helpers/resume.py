@@ -7,6 +7,9 @@ learning-rate scheduler. It trains in milliseconds on a CPU.
     run = tiny_run(seed=0)                 # reseeds the global generator, then builds everything
     for epoch in range(5):
         train_one_epoch(run)               # one pass over the data, then scheduler.step()
+
+    run = trained_run(seed=0, epochs=3)    # the same, in one call
+    train_until(run, start=3, stop=5)      # epochs 3 and 4 of a run (a resumed one, say)
 """
 
 from dataclasses import dataclass
@@ -63,6 +66,19 @@ def train_one_epoch(run: TinyRun) -> float:
         count += len(x)
     run.scheduler.step()
     return total / count
+
+
+def trained_run(seed: int = 0, epochs: int = 1, optimizer: str = "sgd") -> TinyRun:
+    """`tiny_run(seed, optimizer)` trained for `epochs` epochs (epochs 0 .. epochs - 1)."""
+    run = tiny_run(seed, optimizer)
+    return train_until(run, 0, epochs)
+
+
+def train_until(run: TinyRun, start: int, stop: int) -> TinyRun:
+    """Train `run` for epochs `start` .. `stop - 1` (as `for epoch in range(start, stop)`); returns `run`."""
+    for _ in range(start, stop):
+        train_one_epoch(run)
+    return run
 
 
 def largest_difference(state_a: dict, state_b: dict) -> float:

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from helpers.resume import largest_difference, tiny_run, train_one_epoch
+from helpers.resume import largest_difference, tiny_run, train_one_epoch, train_until, trained_run
 
 
 def _train(run, epochs):
@@ -58,3 +58,16 @@ def test_resume_is_exact_with_everything_and_drifts_without_any_piece():
 def test_largest_difference_refuses_different_keys():
     with pytest.raises(ValueError):
         largest_difference({"a": torch.zeros(1)}, {"b": torch.zeros(1)})
+
+
+def test_trained_run_is_tiny_run_trained_epoch_by_epoch():
+    by_hand = tiny_run(1, "adam")
+    _train(by_hand, 3)
+    assert largest_difference(trained_run(1, 3, "adam").model.state_dict(), by_hand.model.state_dict()) == 0.0
+
+
+def test_train_until_trains_the_epochs_of_the_range():
+    run = trained_run(0, 2)
+    assert train_until(run, 2, 5) is run
+    assert run.scheduler.last_epoch == 5
+    assert train_until(run, 5, 5).scheduler.last_epoch == 5       # an empty range trains nothing

@@ -1,0 +1,78 @@
+"""Unit tests of helpers.probes_serialization: each probe passes a right answer and names a wrong one."""
+
+import pytest
+import torch
+from torch import nn
+
+from helpers.checkpoints import save_as_if_on_cuda
+from helpers.probes_serialization import (
+    check_moved, check_same_state, cpu_only_machine, load_weights_only, payload_runs, record_moves, scratch_file)
+
+
+def test_scratch_files_share_one_existing_folder():
+    a, b = scratch_file("a.pt"), scratch_file("b.pt")
+    assert a.parent == b.parent and a.parent.is_dir() and not a.exists()
+
+
+def test_load_weights_only_reads_a_state_dict_and_names_a_refusal():
+    path = scratch_file("state.pt")
+    torch.save(nn.Linear(2, 3).state_dict(), path)
+    assert list(load_weights_only(path, "the file")) == ["weight", "bias"]
+    torch.save(nn.Linear(2, 3), path)                              # a whole module: refused
+    with pytest.raises(AssertionError, match="on the file: expected it to load, got"):
+        load_weights_only(path, "the file")
+    with pytest.raises(AssertionError, match="expected a file"):
+        load_weights_only(scratch_file("missing.pt"), "the file")
+
+
+def test_check_same_state_wants_the_same_keys_in_order_and_close_tensors():
+    state = nn.Linear(2, 3).state_dict()
+    check_same_state(dict(state), state, "copy")
+    with pytest.raises(AssertionError, match="the keys of copy"):
+        check_same_state({"bias": state["bias"], "weight": state["weight"]}, state, "copy")
+    with pytest.raises(AssertionError, match="'bias' in copy"):
+        check_same_state(dict(state, bias=state["bias"] + 1), state, "copy")
+    with pytest.raises(AssertionError, match="a state_dict"):
+        check_same_state(nn.Linear(2, 3), state, "copy")
+
+
+def test_cpu_only_machine_turns_the_missing_gpu_error_into_a_failure():
+    path = scratch_file("gpu.pt")
+    save_as_if_on_cuda(nn.Linear(2, 3).state_dict(), path)
+    with cpu_only_machine("plain torch.load"):
+        assert not torch.cuda.is_available()
+        loaded = torch.load(path, map_location="cpu", weights_only=True)
+    assert loaded["weight"].device.type == "cpu"
+    with pytest.raises(AssertionError, match="plain torch.load on a CPU-only machine: expected it to load"):
+        with cpu_only_machine("plain torch.load"):
+            torch.load(path, weights_only=True)
+    with pytest.raises(NotImplementedError):                        # an unfinished exercise stays itself
+        with cpu_only_machine("x"):
+            raise NotImplementedError()
+
+
+def test_payload_runs_only_when_the_file_is_unpickled_unsafely():
+    state = nn.Linear(2, 1).state_dict()
+    assert payload_runs(lambda path: torch.load(path, weights_only=False), state) is True
+    assert payload_runs(lambda path: torch.load(path, weights_only=True), state) is False
+    assert payload_runs(lambda path: None, state) is False
+
+
+def test_record_moves_notes_every_request_and_keeps_the_model():
+    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    moves = record_moves(model)
+    assert moves == [] and isinstance(model, nn.Sequential)
+    assert model.to("cpu") is model
+    model.to(device=torch.device("cpu"), non_blocking=True)
+    model.to(torch.float32)                                          # no device: not a move
+    model.cpu()
+    assert moves == [torch.device("cpu")] * 3
+    check_same_state(model.state_dict(), state, "the probed model's state_dict")
+    check_moved(moves, "cpu", "f")
+    with pytest.raises(AssertionError, match="by f: expected cpu, got no move"):
+        check_moved([], "cpu", "f")
+    with pytest.raises(AssertionError, match="expected cuda, got cpu"):
+        check_moved(moves, "cuda", "f")
+    with pytest.raises(TypeError):
+        record_moves(nn.Linear(2, 2))
