@@ -84,7 +84,7 @@ _course_free_frames()
 del _course_free_frames
 """
 _PROCESS_LIMIT = re.compile(r"BlockingIOError|Resource temporarily unavailable|can't start new thread")
-_MEMORY_LIMIT = re.compile(r"MemoryError|can't allocate memory|not enough memory", re.IGNORECASE)
+_MEMORY_LIMIT = re.compile(r"MemoryError|can't allocate memory|cannot allocate memory|not enough memory", re.IGNORECASE)
 
 # Seconds the guard and the canary may take; a kernel slower than this is not answering.
 _QUIET_TIMEOUT = 20
@@ -156,6 +156,12 @@ class GuardedExecute(Execute):
         self._record({"kind": kind, "detail": detail})
         return InfrastructureFailure(kind, detail)
 
+    def _not_started(self, error: Exception) -> None:
+        """A kernel did not start: the grader's failure (raised as such) while no student code has run;
+        after that (a restart, see `_recover`) the notebook goes on without it, as for any lost kernel."""
+        if not self._student_ran:
+            raise self._infrastructure(KERNEL_START, f"{type(error).__name__}: {error}") from error
+
     def _is_instructors(self, cell) -> bool:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         return bool(meta.get("locked")) and meta.get("grade_id") in self.instructor_cells \
@@ -164,8 +170,9 @@ class GuardedExecute(Execute):
     async def async_start_new_kernel(self, **kwargs):
         try:
             await super().async_start_new_kernel(**kwargs)
-        except Exception as error:      # noqa: BLE001 - no student code has run in this kernel
-            raise self._infrastructure(KERNEL_START, f"{type(error).__name__}: {error}") from error
+        except Exception as error:
+            self._not_started(error)
+            raise
 
     # nbclient binds its synchronous wrappers to its own coroutine; rebind to this one.
     start_new_kernel = run_sync(async_start_new_kernel)
@@ -186,14 +193,17 @@ class GuardedExecute(Execute):
     async def async_start_new_kernel_client(self):
         try:
             kc = await super().async_start_new_kernel_client()
-        except Exception as error:      # noqa: BLE001 - no student code has run in this kernel
-            raise self._infrastructure(KERNEL_START, f"{type(error).__name__}: {error}") from error
+        except Exception as error:
+            self._not_started(error)
+            raise
         # Before any student code: remember what the tests rely on.
         reply = await self._async_quiet(integrity.install_code(self._guard, self._guarded_modules, self._guard_token),
                                         timeout=120)
         if reply is None:
             await self._async_cleanup_kernel()
-            raise self._infrastructure(KERNEL_START, "the new kernel stopped answering before any cell ran")
+            error = RuntimeError("the new kernel stopped answering before any cell ran")
+            self._not_started(error)
+            raise error
         # A guard that could not be installed checks nothing rather than failing honest tests.
         self._guard_ok = bool(reply) and reply.get("status") == "ok"
         return kc

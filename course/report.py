@@ -174,9 +174,10 @@ def _classify(ename: str, evalue: str, test: bool) -> str | None:
         return "its output never finished arriving (messages from the kernel were lost)"
     if ename == "CellTimeoutError":
         return "ran past the time limit for one cell and was interrupted"
-    if ename == "MemoryError" or "can't allocate memory" in evalue or "not enough memory" in evalue.lower():
+    if ename == "MemoryError" or re.search(r"can't allocate memory|cannot allocate memory|not enough memory",
+                                           evalue, re.IGNORECASE):
         return f"memory limit reached ({_first_line(text)})"
-    if ename == "BlockingIOError" or "Resource temporarily unavailable" in evalue:
+    if ename == "BlockingIOError" or "Resource temporarily unavailable" in evalue or "can't start new thread" in evalue:
         return f"process limit reached ({_first_line(text)})"
     if ename == "SystemExit":
         return "called sys.exit() (the cell fails; grading went on)"

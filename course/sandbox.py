@@ -373,6 +373,12 @@ class SandboxedKernelManager(AsyncKernelManager):
         # tests included, where a later student cell could read it.
         argv = super().format_kernel_cmd(extra_arguments)
         argv += [] if _MEMORY_HISTORY in argv else [_MEMORY_HISTORY]
+        # `python -m ipykernel_launcher` would look for the launcher in the working folder first,
+        # that is in the submission: -P (safe path) keeps a student's ipykernel_launcher.py from
+        # running as the kernel, before any cell and outside every check. IPython still puts the
+        # working folder on sys.path for the notebook's own imports.
+        if len(argv) > 2 and argv[1] == "-m" and Path(argv[0]).name.startswith("python"):
+            argv.insert(1, "-P")
         # The kernel works in a copy of the notebook's folder without the notebooks, never in
         # the folder nbgrader reads and writes: a link planted there would make the grader
         # (perhaps root) write through it, and the notebook being graded holds the hidden tests.
@@ -404,6 +410,8 @@ class SandboxedKernelManager(AsyncKernelManager):
         sandbox = getattr(self, "kernel_sandbox", None)
         if sandbox is not None and sandbox.uid is not None:
             clear_uid(sandbox.uid)
+
+    cleanup_resources = _async_cleanup_resources    # jupyter_client binds the public name to its own
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         # What the kernel and bubblewrap print goes to a log next to its sockets, not to the
         # TA's terminal (ipykernel greets every kernel with a paragraph on stderr).

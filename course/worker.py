@@ -97,16 +97,18 @@ def grade_submission(job: Job) -> dict:
                                                f"marks off {', '.join(repaired)}"))
         failures = _events(scratch, INFRASTRUCTURE_KINDS)
         if failures:
+            said = _last_line(_kernel_log(scratch)) if failures[0]["kind"] == KERNEL_START else ""
             result["infrastructure"] = {"kind": failures[0]["kind"],
-                                        "detail": f"{failures[0]['notebook']}.ipynb: {failures[0]['detail']}"}
+                                        "detail": f"{failures[0]['notebook']}.ipynb: {failures[0]['detail']}"
+                                                  + (f"; the kernel said: {said}" if said != "no message" else "")}
             result["record"] = None
             result["log"] = _failure_log(run, scratch)
             result["seconds"] = round(time.perf_counter() - started, 2)
             return result
         for event in _events(scratch, (LEFT_RUNNING,)):
-            result["problems"].append((f"{event['notebook']}.ipynb",
-                                       f"{event['count']} processes were still running when its kernel ended; "
-                                       "all were stopped before the next submission"))
+            many = f"{event['count']} processes were" if event["count"] > 1 else "1 process was"
+            result["problems"].append((f"{event['notebook']}.ipynb", f"{many} still running when its kernel "
+                                       "ended; all were stopped before the next submission"))
         result["seconds_autograde"] = round(time.perf_counter() - started, 2)
         db_url = _db_url(scratch)
         autograded = scratch / "autograded" / job.student / job.assignment
@@ -165,10 +167,15 @@ def _events(scratch: Path, kinds) -> list[dict]:
     return [e for e in map(json.loads, lines) if e.get("kind") in kinds]
 
 
+def _kernel_log(scratch: Path) -> str:
+    """The end of what the kernels and bubblewrap said."""
+    kernel_log = scratch / "kernel" / "kernel.log"
+    return kernel_log.read_text(errors="replace")[-5000:] if kernel_log.is_file() else ""
+
+
 def _failure_log(run: dict | None, scratch: Path) -> str:
     """nbgrader's account of a failed run and what the kernel and bubblewrap said, for the TA."""
-    kernel_log = scratch / "kernel" / "kernel.log"
-    said = kernel_log.read_text(errors="replace")[-5000:] if kernel_log.is_file() else ""
+    said = _kernel_log(scratch)
     run = run or {}
     return ((run.get("log") or "") + (run.get("error") or "") + (f"\n--- kernel.log ---\n{said}" if said else ""))[-50000:]
 
@@ -210,7 +217,10 @@ def _put_back_locked_cells(submitted: Path, source: Path, template_db: str, assi
                 nb.cells.insert(at, cell)
                 present.add(gid)
                 restored.append(gid)
-            nbformat.write(nb, str(path))
+            try:
+                nbformat.write(nb, str(path))
+            except Exception:  # noqa: BLE001 - a notebook nbformat cannot write back is graded as handed in
+                restored = [gid for gid in restored if gid not in locked]
     return restored
 
 

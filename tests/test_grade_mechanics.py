@@ -53,13 +53,14 @@ def mini_course(root: Path, setup: str = "import time") -> Course:
     return Course(root)
 
 
-def hand_in(class_dir: Path, course: Course, student: str, answer: str, extra: str | None = None,
+def hand_in(class_dir: Path, course: Course, student: str, answer: str, extra: str | list[str] | None = None,
             delete: str | None = None) -> None:
+    """Submit `answer`, with the code cells `extra` after the setup cell and the cell `delete` removed."""
     release = nbformat.read(str(course.source_notebook(MINI)), as_version=4)
     release.cells[2].source = 'def double(x):\n    """Twice x."""\n    raise NotImplementedError()'
     nb = with_answers(release, {"double": answer})
-    if extra:
-        nb.cells.insert(2, nbformat.v4.new_code_cell(extra))
+    for i, code in enumerate([extra] if isinstance(extra, str) else extra or []):
+        nb.cells.insert(2 + i, nbformat.v4.new_code_cell(code))
     if delete:
         nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != delete]
     submit(class_dir, MINI, student, nb)
