@@ -115,7 +115,7 @@ def test_formgrader_shows_what_course_grade_found_and_its_buttons_are_safe(demo_
             first, last = ROSTER[student]
             assert links[f"{last}, {first}"][1] == (student in flagged), (student, links)
         page.goto(links["{1}, {0}".format(*ROSTER["eve"])][0])
-        page.wait_for_selector("textarea.comment", timeout=60_000)
+        page.wait_for_function("() => formgrader.grades?.loaded && formgrader.comments?.loaded", timeout=60_000)
         placeholders = page.eval_on_selector_all("textarea.comment", "els => els.map(e => e.placeholder)")
         page.locator("textarea.comment").first.scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / "flagged-submission.png"), full_page=False)
