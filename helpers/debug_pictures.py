@@ -89,6 +89,6 @@ def draw_promotion(dtypes):
     ax.set_yticks(range(len(dtypes)), [short[d] for d in dtypes], fontsize=8)
     ax.set_xlabel("dtype of b")
     ax.set_ylabel("dtype of a")
-    ax.set_title("dtype of a + b (red: a was promoted)", fontsize=10)
+    ax.set_title("dtype of a + b, both tensors with dimensions (red: a was promoted)", fontsize=10)
     fig.tight_layout()
     return fig
