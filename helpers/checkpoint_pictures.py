@@ -9,6 +9,7 @@ same on every run.
 
 import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, NullFormatter
 import torch
 from torch import nn
 
@@ -40,6 +41,9 @@ def draw_state_dict(model: nn.Module):
     ax.set_yticks(range(len(entries)), [name for name, _ in entries], fontsize=8.5)
     ax.invert_yaxis()
     ax.set_xscale("log")
+    # Plain tick labels: log axes write theirs as mathtext ($10^{1}$), whose fonts a machine may lack.
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlim(0.4, max(t.numel() for _, t in entries) * 30)
     ax.set_xlabel("number of elements (log scale)")
     ax.legend(handles=[Patch(color=PARAMETER, label="parameter (learned by gradient)"),

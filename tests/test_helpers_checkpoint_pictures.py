@@ -26,6 +26,8 @@ def test_state_dict_picture_has_a_bar_per_entry_coloured_by_kind():
     assert [b.get_width() for b in bars] == [32, 8, 8, 8, 8, 8, 1]       # a 0-dim tensor holds one element
     colours = [matplotlib.colors.to_hex(b.get_facecolor()) for b in bars]
     assert colours == [PARAMETER] * 4 + [BUFFER] * 3
+    fig.canvas.draw()
+    assert not any("$" in t.get_text() for t in ax.get_xticklabels(minor=False) + ax.get_xticklabels(minor=True))
     plt.close(fig)
 
 
