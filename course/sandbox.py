@@ -340,6 +340,9 @@ def make_sandbox(hidden: list[Path], limits: Limits, allow_unsandboxed: bool) ->
 # -- the kernel manager ----------------------------------------------------------------------
 
 _MEMORY_HISTORY = "--HistoryManager.hist_file=:memory:"
+_CWD_LAST_IGNORE = "--IPKernelApp.ignore_cwd=True"
+_CWD_LAST_APPEND = ("--IPKernelApp.exec_lines=import sys\ntry:\n    import helpers\nexcept ImportError:\n    pass\n"
+                    "sys.path.append('')")
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -379,6 +382,11 @@ class SandboxedKernelManager(AsyncKernelManager):
         # working folder on sys.path for the notebook's own imports.
         if len(argv) > 2 and argv[1] == "-m" and Path(argv[0]).name.startswith("python"):
             argv.insert(1, "-P")
+        # IPython would put the working folder before site-packages, where a submission's own
+        # helpers/ or torch/ would stand in for the course's (an editable install's finder comes
+        # after every sys.path entry, so `helpers` is imported before the folder is added): the
+        # notebook's own modules still import, from the end of sys.path.
+        argv += [_CWD_LAST_IGNORE, _CWD_LAST_APPEND]
         # The kernel works in a copy of the notebook's folder without the notebooks, never in
         # the folder nbgrader reads and writes: a link planted there would make the grader
         # (perhaps root) write through it, and the notebook being graded holds the hidden tests.

@@ -26,7 +26,7 @@ from pathlib import Path
 from . import gradebooks
 from .execute import EVENTS_FILE, KERNEL_START, LEFT_RUNNING, SETUP_FAILED
 from .report import TAMPERING, nbgrader_error, run_problems, submission_problems
-from .sandbox import copy_regular
+from .sandbox import Sandbox, copy_regular
 
 SKIPPED_FILE_KINDS = "symlinks and special files"
 FEEDBACK_HELD_BACK = ("no feedback written while cells look like tampering; after a look, "
@@ -80,6 +80,11 @@ def grade_submission(job: Job) -> dict:
             result["problems"].append(("submission", f"{len(skipped)} {SKIPPED_FILE_KINDS} ignored: "
                                                       + ", ".join(skipped[:3])))
         submitted = scratch / "submitted" / job.student / job.assignment
+        room = Sandbox.from_json(job.sandbox_json).limits.tmp_size * 3 // 4   # the rest for what the kernel writes
+        dropped = _fit_files(submitted, room)
+        if dropped:
+            result["problems"].append(("submission", f"files too big for the kernel's working folder "
+                                                      f"({room >> 20} MiB) left out: " + ", ".join(dropped[:3])))
         result["problems"] += submission_problems(submitted, job.template_db, job.assignment)
         _put_back_locked_cells(submitted, Path(job.source), job.template_db, job.assignment)
         api = _api(job, scratch)
@@ -302,6 +307,22 @@ def _prepare(job: Job, scratch: Path) -> list[str]:
     return copy_regular(Path(job.submission), scratch / "submitted" / job.student / job.assignment)
 
 
+def _fit_files(folder: Path, room: int) -> list[str]:
+    """Remove the largest files besides the notebooks until the rest fit in `room` bytes: the kernel's
+    working folder is a copy of them on a capped file system, and a kernel whose folder does not fit
+    could not start at all. Returns the names removed."""
+    files = sorted((p for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and p.suffix != ".ipynb"),
+                   key=lambda p: p.stat().st_size)
+    total = sum(p.stat().st_size for p in files)
+    dropped = []
+    while files and total > room:
+        biggest = files.pop()
+        total -= biggest.stat().st_size
+        dropped.append(f"{biggest.relative_to(folder)} ({biggest.stat().st_size >> 20} MiB)")
+        biggest.unlink()
+    return dropped
+
+
 def _strip_links(folder: Path) -> None:
     """Remove links and special files a kernel left behind: copying them would follow them."""
     for path in sorted(folder.rglob("*"), reverse=True):
@@ -319,7 +340,6 @@ def _api(job: Job, scratch: Path):
 
     from . import feedback
     from .execute import GuardedExecute
-    from .sandbox import Sandbox
 
     config = load_config(job.config_dirs)
     config.CourseDirectory.root = str(scratch)

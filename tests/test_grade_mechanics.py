@@ -307,17 +307,20 @@ def test_after_its_retries_a_submission_stays_ungraded_and_the_next_run_grades_i
                                                                                     monkeypatch, capsys):
     course, class_dir = course_and_class
     hand_in(class_dir, course, "ann", CORRECT)
+    roster = tmp_path / "roster.csv"      # ann is in the gradebook: nbgrader's CSV would give her a 0
+    roster.write_text("id,first_name,last_name\nann,Ann,Lee\n")
     monkeypatch.setenv("COURSE_BWRAP", _flaky_bwrap(tmp_path, "[3-9]|[1-9][0-9]"))    # every kernel's fails
-    assert _grade_cli(course, class_dir) == 1
+    assert _grade_cli(course, class_dir, "--roster", str(roster)) == 1
     out = capsys.readouterr().out
     assert "ann / mini / grader: NOT GRADED, grade again" in out and "kernel-start" in out and "3 attempts" in out
     assert _scores(class_dir) == {}, "an infrastructure failure was recorded as a score"
-    assert "ann" not in (class_dir / "grades.csv").read_text()
+    assert ",ann," not in (class_dir / "grades.csv").read_text()
     assert not (class_dir / "autograded").exists()
 
     monkeypatch.delenv("COURSE_BWRAP")
     assert _grade_cli(course, class_dir) == 0
     assert _scores(class_dir) == {"ann": 1.0}
+    assert ",ann,Lee,Ann,,1.0," in (class_dir / "grades.csv").read_text()
 
 
 def test_the_run_stops_when_the_first_submissions_all_fail_the_same_way(course_and_class, tmp_path, monkeypatch,
@@ -378,3 +381,22 @@ def test_a_python_environment_under_tmp_can_grade(tmp_path):
         assert _scores(class_dir) == {"ann": 1.0}, proc.stdout
     finally:
         shutil.rmtree(venv, ignore_errors=True)
+
+
+def test_files_handed_in_cannot_replace_the_kernel_or_the_course_package(tmp_path):
+    """A submission's own ipykernel_launcher.py and helpers/ stay behind the installed ones (they would run
+    before any check, or stand in for helpers.checks), and a file too big for the kernel's working folder is
+    left out and named instead of keeping the kernel from starting."""
+    course = mini_course(tmp_path / "course", setup="import time\nimport helpers.checks")
+    class_dir = tmp_path / "class"
+    hand_in(class_dir, course, "ann", CORRECT)
+    folder = class_dir / "submitted" / "ann" / MINI
+    (folder / "ipykernel_launcher.py").write_text("raise SystemExit('not the kernel')\n")
+    (folder / "helpers").mkdir()
+    (folder / "helpers" / "__init__.py").write_text("raise ImportError('not the course package')\n")
+    with open(folder / "data.bin", "wb") as f:
+        f.truncate(40 << 20)        # the kernel's working folder holds 32 MiB here
+    run = grade(course, class_dir, [MINI], GradeOptions(jobs=1, limits=Limits(tmp_size=32 << 20)), **QUIET)
+    assert _scores(class_dir) == {"ann": 1.0}, run.report
+    assert "ann / mini / submission: files too big for the kernel's working folder (24 MiB) left out: " \
+           "data.bin (40 MiB)" in run.report, run.report
