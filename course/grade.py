@@ -16,8 +16,8 @@ writes, `autograded/` and `feedback/`, next to them. The steps:
 
 A failure that is not the student's (the kernel or its sandbox does not start, the setup
 cell fails before any student code ran, a grading process is lost: `result["infrastructure"]`)
-is never a score: the submission is graded again, up to `GradeOptions.retries` times, and
-after that stays ungraded (no gradebook row, no CSV row, no done-marker), named in the
+is never a score: the submission is graded again, up to `GradeOptions.retries` times (not
+after running past the hard time limit, which it would do again), and after that stays ungraded (no gradebook row, no CSV row, no done-marker), named in the
 report as one to grade again; the next run grades it. A failure that hits every
 submission the same way is the grader's: a preflight kernel runs each assignment's setup
 cells in the sandbox before anything is graded, and the run stops (`GradingStopped`)
@@ -185,7 +185,7 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
             stopped: list[str] = []
 
             def on_result(job, result):
-                from .pool import STOP
+                from .pool import HARD_LIMIT, STOP
 
                 key = (job.student, job.assignment)
                 attempts[key] = attempts.get(key, 0) + 1
@@ -203,7 +203,8 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                         stopped.append(f"the first {len(first_failures)} submissions all failed the same way "
                                        f"before any student code could be blamed ({why})")
                         return STOP
-                    if attempts[key] <= options.retries:
+                    # A job that ran past the hard limit would most likely run past it again: not retried.
+                    if attempts[key] <= options.retries and failure["kind"] != HARD_LIMIT:
                         progress.retry(job, why)
                         return True
                     ungraded[key] = f"{why} ({attempts[key]} attempts)"

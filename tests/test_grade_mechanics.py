@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -400,3 +401,43 @@ def test_files_handed_in_cannot_replace_the_kernel_or_the_course_package(tmp_pat
     assert _scores(class_dir) == {"ann": 1.0}, run.report
     assert "ann / mini / submission: files too big for the kernel's working folder (24 MiB) left out: " \
            "data.bin (40 MiB)" in run.report, run.report
+
+
+def test_a_lost_grading_process_is_replaced_and_its_submission_graded_again(course_and_class):
+    course, class_dir = course_and_class
+    hand_in(class_dir, course, "ann", CORRECT, extra="time.sleep(8)")
+    killed = []
+
+    def kill_the_worker_while_it_grades():
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not killed:
+            table = _processes()
+            parents = {parent for _, parent, _ in table}
+            for pid, ppid, cmdline in table:
+                if ppid == os.getpid() and "course.pool" in cmdline and pid in parents:    # its kernel runs
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+                    return
+            time.sleep(0.2)
+
+    killer = threading.Thread(target=kill_the_worker_while_it_grades)
+    killer.start()
+    run = grade(course, class_dir, [MINI], GradeOptions(jobs=1), **QUIET)
+    killer.join()
+    assert killed, "the grading process was never seen grading"
+    assert _scores(class_dir) == {"ann": 1.0} and not run.ungraded, run.report
+
+
+def _processes() -> list[tuple[int, int, str]]:
+    """(pid, parent pid, command line) of every process."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        found.append((int(entry), int(stat[stat.rindex(")") + 2:].split()[1]), cmdline))
+    return found
