@@ -1,10 +1,13 @@
 """A release notebook on "Colab": a fresh virtual environment that has torch but not the course,
-a stand-in `google.colab` module, and the course address pointed at this checkout."""
+a stand-in `google.colab` module, and the course address pointed at this checkout.
+
+As on Colab, the torch already there is not the one requirements.txt pins: it is the newest torch
+that `course compat` checks (PyPI's CUDA build, borrowed from its cached venv), and it must stay."""
 
 import json
+import os
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import nbformat
@@ -12,6 +15,7 @@ import pytest
 from nbclient import NotebookClient
 
 from course import cells
+from course.compat import NEWEST, cache_dir, ensure_venv
 from course.paths import Course
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,9 +32,13 @@ def colab_like(tmp_path_factory):
     python = venv / "bin" / "python"
     venv_site = Path(subprocess.check_output(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip())
-    # Colab ships torch, numpy, matplotlib, ipywidgets and a kernel: borrow this machine's, as a
-    # plain path entry (.pth files there, such as this course's editable install, are not run).
-    (venv_site / "colab_preinstalled.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # Colab ships torch, numpy, matplotlib, ipywidgets and a kernel: borrow those of the compat venv
+    # of torch NEWEST (not the pinned torch), as a plain path entry (.pth files there, such as
+    # that venv's editable install of this course, are not run).
+    preinstalled = ensure_venv(COURSE, NEWEST, cache_dir(COURSE, NEWEST))
+    borrowed = subprocess.check_output(
+        [str(preinstalled), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip()
+    (venv_site / "colab_preinstalled.pth").write_text(borrowed + "\n")
     standin = tmp / "standin"
     (standin / "google" / "colab").mkdir(parents=True)
     (standin / "google" / "__init__.py").write_text("")
@@ -41,7 +49,9 @@ def colab_like(tmp_path_factory):
     (kernels / "kernel.json").write_text(json.dumps({
         "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "Colab stand-in", "language": "python",
-        "env": {"PYTHONPATH": str(standin), "COURSE_PACKAGE": str(ROOT), "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+        # Colab's pip has none of this machine's pip settings (such as a cap on torch's version).
+        "env": {"PYTHONPATH": str(standin), "COURSE_PACKAGE": str(ROOT), "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+                "PIP_CONFIG_FILE": os.devnull},
     }))
     return "colab-standin", venv_site, tmp / "jupyter"
 
@@ -52,6 +62,17 @@ def test_fresh_environment_lacks_the_course_package(colab_like):
     probe = subprocess.run([str(python), "-c", "import torch, ipykernel; import helpers"],
                            capture_output=True, text=True, cwd=venv_site.parents[3])
     assert "No module named 'helpers'" in probe.stderr
+
+
+def kernel_torch(colab_like) -> str:
+    python = colab_like[1].parents[2] / "bin" / "python"
+    return subprocess.check_output([str(python), "-c", "import torch; print(torch.__version__)"], text=True).strip()
+
+
+def test_colab_has_another_torch_than_the_pinned_one(colab_like):
+    pinned = next(line.split("==")[1] for line in (ROOT / "requirements.txt").read_text().splitlines()
+                  if line.startswith("torch=="))
+    assert kernel_torch(colab_like).split("+")[0] == NEWEST != pinned
 
 
 def test_release_notebook_installs_the_course_and_runs(colab_like, monkeypatch, tmp_path):
@@ -67,6 +88,32 @@ def test_release_notebook_installs_the_course_and_runs(colab_like, monkeypatch, 
     installed = {p.name.split("-")[0].lower() for p in venv_site.glob("*.dist-info")}
     assert "pytorch_course_section10" in installed, sorted(installed)
     assert not installed & {"torch", "numpy", "matplotlib", "ipywidgets"}, "the setup cell reinstalled what Colab has"
+    setup = next(c for c in nb.cells if cells.grade_id(c) == "setup")
+    assert f"torch {kernel_torch(colab_like)};" in "".join(o.get("text", "") for o in setup.outputs)
     self_check = next(c for c in nb.cells if cells.grade_id(c) == "self_check")
     printed = "".join(o.get("text", "") for o in self_check.outputs)
-    assert "0/6 exercises pass their visible tests" in printed and "TODO" in printed
+    assert f"0/{len(cells.exercises(nb))} exercises pass their visible tests" in printed and "TODO" in printed
+
+
+# Before the setup cell: a GPU machine as torch.cuda reports it, without a GPU (no kernel ever runs on it).
+PRETEND_GPU = """\
+from types import SimpleNamespace
+import torch
+torch.cuda.is_available = lambda: True
+torch.cuda.current_device = lambda: 0
+torch.cuda.get_device_properties = lambda index: SimpleNamespace(name="Stand-in GPU", total_memory=15 * 2**30)
+"""
+
+
+def test_setup_cell_picks_cuda_where_torch_reports_it(colab_like, monkeypatch, tmp_path):
+    kernel, _, jupyter_path = colab_like
+    monkeypatch.setenv("JUPYTER_PATH", str(jupyter_path))
+    release = cells.read(COURSE.release_notebook(FIRST))
+    setup = next(c for c in release.cells if cells.grade_id(c) == "setup")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(PRETEND_GPU), setup,
+                                         nbformat.v4.new_code_cell("print('device type:', device.type)")])
+    NotebookClient(nb, kernel_name=kernel, timeout=300,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    printed = "".join(o.get("text", "") for c in nb.cells[1:] for o in c.outputs)
+    assert "computing on cuda:0 (Stand-in GPU, 15.0 GiB)" in printed, printed
+    assert "device type: cuda" in printed, printed
