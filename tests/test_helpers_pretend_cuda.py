@@ -60,3 +60,16 @@ def test_without_cuda_it_behaves_like_the_cpu_build():
         for name in ("synchronize", "reset_peak_memory_stats", "current_device", "current_stream"):
             with pytest.raises(AssertionError, match="CUDA"):
                 getattr(torch.cuda, name)()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_the_real_allocator_counts_an_output_before_the_gpu_has_computed_it():
+    # What PretendCUDA models: the counter moves on the host, at the line that allocates.
+    a = torch.randn(4096, 4096, device="cuda")
+    (a @ a).sum().item()                      # warm-up: the matrix library's workspace exists
+    before = torch.cuda.memory_allocated()
+    product = a @ a
+    counted = torch.cuda.memory_allocated() - before
+    torch.cuda.synchronize()
+    assert counted >= product.numel() * product.element_size()
+    assert torch.cuda.memory_allocated() - before == counted   # synchronize changed no counter
