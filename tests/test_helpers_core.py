@@ -215,3 +215,14 @@ def test_load_digits_is_real_split_and_disjoint():
     assert image.shape == (1, 8, 8) and image.dtype == torch.float32 and label.dtype == torch.int64
     assert 0.0 <= float(everything.tensors[0].min()) and float(everything.tensors[0].max()) == 1.0
     assert torch.equal(load_digits("val").tensors[1], val.tensors[1])  # the same split every time
+
+
+def test_load_digits_equals_scikit_learns_own_loader():
+    from sklearn.datasets import load_digits as sklearn_digits
+
+    from helpers.data import load_digits
+
+    images, labels = load_digits("all").tensors
+    reference = sklearn_digits()
+    assert torch.equal(images, torch.tensor(reference.images, dtype=torch.float32).unsqueeze(1) / 16.0)
+    assert torch.equal(labels, torch.tensor(reference.target, dtype=torch.int64))
