@@ -35,6 +35,7 @@ without an active exception" while the job was torn down):
 """
 
 import argparse
+import contextlib
 import copy
 import json
 import os
@@ -233,16 +234,32 @@ def _host_store(world_size: int):
     return dist.TCPStore(HOST, 0, world_size + 1, is_master=True, wait_for_workers=False, timeout=STORE_TIMEOUT)
 
 
+@contextlib.contextmanager
+def _native_stderr_muted():
+    """Send what C++ code writes to file descriptor 2 to nowhere, meanwhile. The store's server logs
+    warnings there (where a sandbox cannot resolve host names, for every rank that connects), and
+    a notebook kernel shows that descriptor in the cell; Python's own sys.stderr is not affected."""
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as sink:
+            os.dup2(sink.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def _run_once(world_size: int, backend: str, options: list[str], timeout_s: float,
               stderr_texts: list | None = None) -> list[dict]:
-    store = _host_store(world_size)   # lives until every rank has ended: run_processes joins them all
-    try:
-        commands = [[sys.executable, "-m", "helpers.ddp_demo", "--rank", str(rank), "--world-size", str(world_size),
-                     "--port", str(store.port), "--backend", backend, *options]
-                    for rank in range(world_size)]
-        outputs = run_processes(commands, timeout_s, env=_child_env(), stderr_texts=stderr_texts)
-    finally:
-        del store
+    with _native_stderr_muted():
+        store = _host_store(world_size)   # lives until every rank has ended: run_processes joins them all
+        try:
+            commands = [[sys.executable, "-m", "helpers.ddp_demo", "--rank", str(rank), "--world-size",
+                         str(world_size), "--port", str(store.port), "--backend", backend, *options]
+                        for rank in range(world_size)]
+            outputs = run_processes(commands, timeout_s, env=_child_env(), stderr_texts=stderr_texts)
+        finally:
+            del store
     return [json.loads(text.strip().splitlines()[-1]) for text in outputs]
 
 

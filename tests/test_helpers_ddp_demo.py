@@ -149,3 +149,11 @@ def test_a_second_attempt_that_works_is_returned(monkeypatch):
     monkeypatch.setattr(ddp_demo, "_run_once", flaky_run)
     result = ddp_demo.run_ddp_demo(world_size=2, backend="gloo")
     assert result["ranks"] == [{"rank": 0}, {"rank": 1}]
+
+
+def test_native_stderr_is_muted_only_while_the_store_lives(capfd):
+    os.write(2, b"before\n")
+    with ddp_demo._native_stderr_muted():
+        os.write(2, b"[W socket.cpp] the store's warning\n")
+    os.write(2, b"after\n")
+    assert capfd.readouterr().err == "before\nafter\n"
