@@ -199,8 +199,8 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                         marker = by_job[id(job)][1]
                         marker.parent.mkdir(parents=True, exist_ok=True)
                         marker.with_suffix(".log").write_text(result["log"])
-                    if _same_failure(first_failures) and not graded:
-                        stopped.append(f"the first {len(first_failures)} submissions all failed the same way "
+                    if stopped or (_same_failure(first_failures) and not graded):
+                        stopped.append(f"the first {SAME_FAILURE_STOPS} submissions all failed the same way "
                                        f"before any student code could be blamed ({why})")
                         return STOP
                     # A job that ran past the hard limit would most likely run past it again: not retried.
