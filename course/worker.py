@@ -102,10 +102,10 @@ def grade_submission(job: Job) -> dict:
                                                f"marks off {', '.join(repaired)}"))
         failures = _events(scratch, INFRASTRUCTURE_KINDS)
         if failures:
-            said = _last_line(_kernel_log(scratch)) if failures[0]["kind"] == KERNEL_START else ""
+            log = _kernel_log(scratch) if failures[0]["kind"] == KERNEL_START else ""
+            said = f"; the kernel said: {_last_line(log)}" if log.strip() else ""
             result["infrastructure"] = {"kind": failures[0]["kind"],
-                                        "detail": f"{failures[0]['notebook']}.ipynb: {failures[0]['detail']}"
-                                                  + (f"; the kernel said: {said}" if said != "no message" else "")}
+                                        "detail": f"{failures[0]['notebook']}.ipynb: {failures[0]['detail']}{said}"}
             result["record"] = None
             result["log"] = _failure_log(run, scratch)
             result["seconds"] = round(time.perf_counter() - started, 2)
