@@ -3,21 +3,19 @@
 import torch
 
 
-def default_device() -> torch.device:
-    """The device the course notebooks use, in the order exercise `pick_device` of notebook 01 teaches:
-    the machine's accelerator (CUDA, then Apple's MPS), else the CPU.
+# The order notebook 01's exercise `pick_device` teaches, as (device kind, the question that tells
+# whether this machine has it); the CPU, which every machine has, is the fallback. The questions are
+# looked up when asked, so a test can give them other answers.
+PREFERENCE = (
+    ("cuda", lambda: torch.cuda.is_available()),
+    ("mps", lambda: torch.backends.mps.is_available()),
+)
 
-    Where the installed torch has `torch.accelerator` (2.6 and later) it is asked first; older
-    torch is asked through `torch.cuda` and `torch.backends.mps`, which give the same answer.
-    """
-    accelerator = getattr(torch, "accelerator", None)
-    if accelerator is not None and accelerator.is_available():
-        return accelerator.current_accelerator()
-    if torch.cuda.is_available():
-        return torch.device("cuda")
-    if torch.backends.mps.is_available():
-        return torch.device("mps")
-    return torch.device("cpu")
+
+def default_device() -> torch.device:
+    """The device the course notebooks use: the first kind in `PREFERENCE` this machine has, else the CPU."""
+    kind = next((kind for kind, present in PREFERENCE if present()), "cpu")
+    return torch.device(kind)
 
 
 def synchronize(device: torch.device) -> None:

@@ -1,5 +1,7 @@
 """Unit tests of the helpers every notebook imports: device, seeding, data, checks, widgets."""
 
+import contextlib
+from pathlib import Path
 from unittest import mock
 
 import numpy as np
@@ -9,22 +11,38 @@ import torch
 from helpers import checks, data, device, seeding, widgets
 
 
+def _machine(cuda: bool, mps: bool):
+    """torch.cuda and torch.backends.mps answer as a machine with (or without) CUDA and MPS would."""
+    stack = contextlib.ExitStack()
+    stack.enter_context(mock.patch("torch.cuda.is_available", lambda: cuda))
+    stack.enter_context(mock.patch("torch.backends.mps.is_available", lambda: mps))
+    return stack
+
+
+def _reference_pick_device():
+    """Notebook 01's reference answer to exercise pick_device, read from the source notebook."""
+    from course import cells
+    from course.paths import Course
+
+    source = cells.read(Course(Path(__file__).resolve().parents[1]).source_notebook("01_tensors_devices"))
+    namespace = {"torch": torch}
+    exec(cells.solution_code(cells.cells_by_grade_id(source)["pick_device"]), namespace)
+    return namespace["pick_device"]
+
+
 @pytest.mark.parametrize("cuda, mps, expected", [(False, False, "cpu"), (True, False, "cuda"),
                                                  (False, True, "mps"), (True, True, "cuda")])
 def test_default_device_picks_in_the_order_pick_device_teaches(cuda, mps, expected):
-    """Notebook 01's exercise pick_device: CUDA, then MPS, then CPU; the setup cells agree."""
-    from helpers.probes_devices import device_on
-
-    assert device_on(device.default_device, cuda=cuda, mps=mps).type == expected
+    """Notebook 01's exercise pick_device decides CUDA, then MPS, then CPU; the setup cells ask in that order."""
+    with _machine(cuda, mps):
+        assert device.default_device() == torch.device(expected)
+    assert _reference_pick_device()(cuda, mps) == torch.device(expected)
 
 
 def test_default_device_without_torch_accelerator():
-    """Older torch (before 2.6) has no torch.accelerator: the same order, asked through torch.cuda."""
-    from helpers.probes_devices import device_on
-
-    with mock.patch.object(torch, "accelerator", None, create=True):
-        assert device_on(device.default_device, cuda=True, mps=False).type == "cuda"
-        assert device_on(device.default_device, cuda=False, mps=False).type == "cpu"
+    """Older torch (before 2.6) has no torch.accelerator: default_device does not need it."""
+    with mock.patch.object(torch, "accelerator", None, create=True), _machine(False, True):
+        assert device.default_device().type == "mps"
 
 
 def test_synchronize_on_cpu_waits_for_nothing():

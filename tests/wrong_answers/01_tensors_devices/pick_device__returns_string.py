@@ -2,9 +2,10 @@
 import torch
 
 
-def pick_device():
-    if torch.cuda.is_available():
+def pick_device(cuda_available: bool, mps_available: bool) -> torch.device:
+    """The device to compute on, given what the machine has: CUDA, else Apple's MPS, else the CPU."""
+    if cuda_available:
         return "cuda"
-    if torch.backends.mps.is_available():
+    if mps_available:
         return "mps"
     return "cpu"
