@@ -302,7 +302,9 @@ def _make_guard(shell, module_names, class_names, volatile, token, cutting_code)
             if expected is missing:
                 module = sys.modules.get(module_name)
                 expected = getattr(module, attr, missing) if module is not None else missing
-            if expected is not missing and user_ns.get(name, missing) is not expected:
+            # A name the test never got to bind (it stopped before that import, at a missing or
+            # wrong answer) was not replaced by anyone: the failed test scores zero as it is.
+            if expected is not missing and name in user_ns and user_ns[name] is not expected:
                 user_ns[name] = expected
                 found.append(f"{name} (as the test imported it from {module_name})")
         return token, sorted(set(found))
