@@ -173,6 +173,8 @@ def check_raises(exception_type, fn, what: str, *args, **kwargs) -> BaseExceptio
         result = fn(*args, **kwargs)
     except exception_type as exc:
         return exc
+    except NotImplementedError:
+        raise  # an exercise not written yet says so, as in every other test
     except Exception as exc:  # the wrong kind of error is a wrong answer, not a crash
         _fail(what, f"{exception_type.__name__} to be raised", f"{type(exc).__name__}: {exc}")
     _fail(what, f"{exception_type.__name__} to be raised", f"no error, the result {result!r:.80}")
