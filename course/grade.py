@@ -30,8 +30,10 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -105,6 +107,7 @@ def grade(course: Course, class_dir: Path, assignments: list[str], options: Grad
     threads = max(1, (os.cpu_count() or 1) // options.jobs)
     pool = Pool(min(options.jobs, len(todo)), threads) if todo else None
     finished = False
+    previous = _end_on_sigterm()
     try:
         sandbox, unsandboxed = make_sandbox([course.root, class_dir], options.limits, options.allow_unsandboxed)
         from .gradebooks import quick_schema_stamp
@@ -119,6 +122,20 @@ def grade(course: Course, class_dir: Path, assignments: list[str], options: Grad
             pool.close()
         elif pool is not None:      # interrupted, failed or nothing to grade: do not wait for the workers
             pool.stop()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _end_on_sigterm():
+    """Make SIGTERM (`kill`, a batch system's end of a job) end the run as Ctrl-C does: workers, their
+    kernels and the scratch folders are cleaned up. Returns the handler it replaced (None off the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    return signal.signal(signal.SIGTERM, interrupt)
 
 
 def quiet_nbgrader_warnings() -> None:
@@ -287,16 +304,25 @@ def preflight(course: Course, assignments: list[str], templates: dict[str, Path]
     client = NotebookClient(nb, kernel_name="python3", kernel_manager_class=manager, timeout=300,
                             startup_timeout=120, shutdown_kernel="immediate",
                             resources={"metadata": {"path": str(folder)}})
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         client.execute()
     except CellExecutionError as error:
         raise GradingStopped(f"the setup cells fail in the sandbox, so every submission would: "
                              f"{error.ename}: {error.evalue}. Nothing was graded.") from None
     except Exception as error:  # noqa: BLE001 - whatever stops a kernel here stops every kernel
+        if isinstance(error.__context__, KeyboardInterrupt):    # Ctrl-C or SIGTERM while it started
+            raise error.__context__ from None
         log = scratch / "kernel" / "kernel.log"
         said = [line for line in log.read_text(errors="replace").splitlines() if line.strip()] if log.is_file() else []
         raise GradingStopped(f"no kernel starts in the sandbox ({type(error).__name__}: {error}"
                              + (f"; it said: {said[-1]}" if said else "") + "). Nothing was graded.") from None
+    finally:
+        # nbclient's event loop takes SIGINT and SIGTERM while it runs and leaves them at their
+        # defaults when it closes: SIGTERM would then kill this process without any cleanup.
+        for sig, handler in handlers.items():
+            if handler is not None and threading.current_thread() is threading.main_thread():
+                signal.signal(sig, handler)
 
 
 def _drop_csv_rows(path: Path, pairs: set[tuple[str, str]]) -> None:

@@ -12,6 +12,7 @@ fresh worker takes its place, and the job comes back as a failure of the grader'
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from collections import deque
 from dataclasses import replace
 from multiprocessing.connection import Connection, wait
 
-from .sandbox import clear_uid_block
+from .sandbox import clear_uid_block, descendants
 
 
 def _worker_main(fd: int, slot: int, threads: int) -> None:
@@ -134,9 +135,18 @@ class Pool:
 
     def stop(self) -> None:
         """End every worker now (an interrupted run: do not wait for running notebooks)."""
+        pids = [proc.pid for proc, _ in self._workers.values()]
+        below = [child for pid in pids for child in descendants(pid)]   # bubblewrap, its kernels
         for proc, _ in self._workers.values():
             proc.kill()
+        for pid in below:           # bubblewrap outlives a killed worker until its sandbox ends
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
         self.close()
+        for pid in pids:            # what their kernels left, should any have outlived their sandbox
+            clear_uid_block(pid)
 
 
 STOP = "stop"                       # on_result's answer: start no more jobs

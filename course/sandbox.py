@@ -596,6 +596,16 @@ def clear_uid_block(pid: int) -> int:
     return sum(clear_uid(uid) for uid in _uids_running() if first <= uid < first + UIDS_PER_PROCESS)
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (children first)."""
+    found, todo = [], _children(pid)
+    while todo:
+        child = todo.pop(0)
+        found.append(child)
+        todo += _children(child)
+    return found
+
+
 def _children(pid: int) -> list[int]:
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:

@@ -16,19 +16,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import time
 import traceback
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import gradebooks
 from .execute import EVENTS_FILE, KERNEL_START, LEFT_RUNNING, SETUP_FAILED
 from .report import TAMPERING, nbgrader_error, run_problems, submission_problems
-from .sandbox import Sandbox, copy_regular
+from .sandbox import Sandbox
 
-SKIPPED_FILE_KINDS = "symlinks and special files"
 FEEDBACK_HELD_BACK = ("no feedback written while cells look like tampering; after a look, "
                       "`nbgrader generate_feedback` writes it")
 
@@ -75,16 +76,12 @@ def grade_submission(job: Job) -> dict:
     result = {"assignment": job.assignment, "student": job.student, "scratch": job.scratch,
               "graded": False, "problems": [], "autograded": None, "feedback": None, "infrastructure": None}
     try:
-        skipped = _prepare(job, scratch)
-        if skipped:
-            result["problems"].append(("submission", f"{len(skipped)} {SKIPPED_FILE_KINDS} ignored: "
-                                                      + ", ".join(skipped[:3])))
+        left_out, invalid = _prepare(job, scratch)
+        if left_out:
+            result["problems"].append(("submission", f"{left_out} other {'file' if left_out == 1 else 'files'} "
+                                                      "handed in left out: only the notebooks are graded"))
+        result["problems"] += invalid
         submitted = scratch / "submitted" / job.student / job.assignment
-        room = Sandbox.from_json(job.sandbox_json).limits.tmp_size * 3 // 4   # the rest for what the kernel writes
-        dropped = _fit_files(submitted, room)
-        if dropped:
-            result["problems"].append(("submission", f"files too big for the kernel's working folder "
-                                                      f"({room >> 20} MiB) left out: " + ", ".join(dropped[:3])))
         result["problems"] += submission_problems(submitted, job.template_db, job.assignment)
         _put_back_locked_cells(submitted, Path(job.source), job.template_db, job.assignment)
         api = _api(job, scratch)
@@ -142,7 +139,7 @@ def grade_submission(job: Job) -> dict:
                     result["feedback"] = str(feedback)
                 else:
                     result["problems"].append(("feedback", "no feedback written: "
-                                               + _last_line(fb.get("error") or fb.get("log") or "")))
+                                               + _exception_line(fb.get("log") or "", fb.get("error") or "")))
                 result["seconds_feedback"] = round(time.perf_counter() - fb_started, 2)
     except Exception as error:  # noqa: BLE001 - the grader's own failure: never the student's zero
         result.update(graded=False, record=None, autograded=None, feedback=None,
@@ -292,8 +289,12 @@ def _db_url(scratch: Path) -> str:
     return f"sqlite:///{scratch / 'gradebook.db'}"
 
 
-def _prepare(job: Job, scratch: Path) -> list[str]:
-    """Lay out the scratch course; returns the submitted paths that were not copied."""
+def _prepare(job: Job, scratch: Path) -> tuple[int, list[tuple[str, str]]]:
+    """Lay out the scratch course: the assignment's data files from source/ and, of the submission,
+    only its notebooks (and nbgrader's timestamp). Nothing else a student hands in is needed, and any
+    of it could break what runs before their code (a module a library imports, an unreadable file,
+    tens of thousands of files). Returns how many other files were left out, and the problems of
+    notebooks that are not valid (see `_sanitize`)."""
     if scratch.exists():
         shutil.rmtree(scratch)
     scratch.mkdir(parents=True)
@@ -304,23 +305,84 @@ def _prepare(job: Job, scratch: Path) -> list[str]:
     if src.is_dir():    # autograde copies these data files next to each notebook it grades
         shutil.copytree(src, source, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__"))
-    return copy_regular(Path(job.submission), scratch / "submitted" / job.student / job.assignment)
+    submitted = scratch / "submitted" / job.student / job.assignment
+    submitted.mkdir(parents=True)
+    wanted = [f"{name}.ipynb" for name in notebook_names(job.template_db, job.assignment)] + [TIMESTAMP_FILE]
+    copied, problems = 0, []
+    for name in wanted:
+        handed_in = Path(job.submission) / name
+        try:
+            if not stat.S_ISREG(handed_in.lstat().st_mode):
+                continue        # a link or special file: left out
+            shutil.copyfile(handed_in, submitted / name, follow_symlinks=False)
+        except OSError:
+            continue            # missing or unreadable: as if not handed in
+        copied += 1
+        if name.endswith(".ipynb"):
+            problems += _sanitize(submitted / name)
+    entries = 0
+    for _, dirs, files in os.walk(job.submission, followlinks=False):   # counted, never read
+        entries += len(files) + sum(1 for d in dirs if os.path.islink(os.path.join(_, d)))
+    return max(0, entries - copied), problems
 
 
-def _fit_files(folder: Path, room: int) -> list[str]:
-    """Remove the largest files besides the notebooks until the rest fit in `room` bytes: the kernel's
-    working folder is a copy of them on a capped file system, and a kernel whose folder does not fit
-    could not start at all. Returns the names removed."""
-    files = sorted((p for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and p.suffix != ".ipynb"),
-                   key=lambda p: p.stat().st_size)
-    total = sum(p.stat().st_size for p in files)
+TIMESTAMP_FILE = "timestamp.txt"    # nbgrader's CourseDirectory.timestamp_file: the late penalty reads it
+
+
+def notebook_names(template_db: str, assignment: str) -> list[str]:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{template_db}") as gb:
+        return [nb.name for nb in gb.find_assignment(assignment).notebooks]
+
+
+def _sanitize(path: Path) -> list[tuple[str, str]]:
+    """Make a handed-in notebook safe for the grader's own code; returns what the report says about it.
+
+    A notebook that nbformat does not accept is replaced by one nbgrader cannot read either, so it is
+    scored as any corrupted notebook is (zero). A cell whose nbgrader metadata nbgrader's own validator
+    rejects loses that metadata: a graded cell then counts as deleted (a test cell is put back, an answer
+    scores zero)."""
+    import jsonschema
+    import nbformat
+    from nbgrader.nbgraderformat import MetadataValidator, SchemaTooNewError, SchemaTooOldError, ValidationError
+
+    where = path.name
+    try:
+        with warnings.catch_warnings():     # missing or repeated cell ids: nbformat mends them
+            warnings.simplefilter("ignore")
+            nb = nbformat.reads(path.read_text(), as_version=4)
+            nbformat.validate(nb)
+    except Exception as error:  # noqa: BLE001 - whatever nbformat cannot read or validate is the student's file
+        path.write_text(NOT_A_NOTEBOOK)
+        return [(where, f"not a valid notebook ({type(error).__name__}: {_first_line(str(error))}): scored zero")]
+    validator = MetadataValidator()
     dropped = []
-    while files and total > room:
-        biggest = files.pop()
-        total -= biggest.stat().st_size
-        dropped.append(f"{biggest.relative_to(folder)} ({biggest.stat().st_size >> 20} MiB)")
-        biggest.unlink()
-    return dropped
+    for i, cell in enumerate(nb.cells):
+        if "nbgrader" not in cell.metadata:
+            continue
+        meta = cell.metadata["nbgrader"]
+        try:
+            if not isinstance(meta, dict):
+                raise ValidationError(f"nbgrader metadata is a {type(meta).__name__}")
+            validator.validate_cell(cell)
+        except (ValidationError, SchemaTooOldError, SchemaTooNewError, jsonschema.ValidationError, KeyError, TypeError):
+            del cell.metadata["nbgrader"]
+            gid = meta.get("grade_id") if isinstance(meta, dict) and isinstance(meta.get("grade_id"), str) else None
+            dropped.append(f"cell {i + 1}" + (f" ({gid})" if gid else ""))
+    if not dropped:
+        return []
+    nbformat.write(nb, str(path))
+    return [(where, "grading marks that are not valid nbgrader metadata taken off " + ", ".join(dropped)
+                    + "; such a cell is graded as if deleted")]
+
+
+NOT_A_NOTEBOOK = "not a notebook: it failed nbformat's validation (see the report)\n"
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[0][:200] if lines else "no message"
 
 
 def _strip_links(folder: Path) -> None:
@@ -389,6 +451,19 @@ def setup_cells(template_db: str, assignment: str, source: Path, names: list[str
                     break
                 found.append(texts[_grade_id(cell)])
     return found
+
+
+_EXCEPTION = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Z]\w*): (.*)$", re.MULTILINE)
+
+
+def _exception_line(*texts: str) -> str:
+    """'Type: first line of its message' of the last exception a traceback in `texts` ends with
+    (nbgrader hands back its log and tracebacks as text; its own final error says only 'see the log')."""
+    for text in texts:
+        found = [m for m in _EXCEPTION.finditer(text) if not m.group(1).startswith("NbGraderException")]
+        if found:
+            return f"{found[-1].group(1)}: {found[-1].group(2)[:300]}"
+    return _last_line("\n".join(texts))
 
 
 def _last_line(text: str) -> str:

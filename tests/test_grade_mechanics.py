@@ -380,14 +380,16 @@ def test_a_python_environment_under_tmp_can_grade(tmp_path):
                                str(class_dir), "--jobs", "1"], capture_output=True, text=True, timeout=600, cwd="/")
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert _scores(class_dir) == {"ann": 1.0}, proc.stdout
+        # nbconvert's templates are in the base Python's share/jupyter, not the environment's
+        assert (class_dir / "feedback" / "ann" / MINI / f"{MINI}.html").is_file(), proc.stdout
     finally:
         shutil.rmtree(venv, ignore_errors=True)
 
 
 def test_files_handed_in_cannot_replace_the_kernel_or_the_course_package(tmp_path):
     """A submission's own ipykernel_launcher.py and helpers/ stay behind the installed ones (they would run
-    before any check, or stand in for helpers.checks), and a file too big for the kernel's working folder is
-    left out and named instead of keeping the kernel from starting."""
+    before any check, or stand in for helpers.checks), and a file too big for the kernel's working folder
+    cannot keep the kernel from starting: files besides the notebook are left out, and counted."""
     course = mini_course(tmp_path / "course", setup="import time\nimport helpers.checks")
     class_dir = tmp_path / "class"
     hand_in(class_dir, course, "ann", CORRECT)
@@ -399,8 +401,8 @@ def test_files_handed_in_cannot_replace_the_kernel_or_the_course_package(tmp_pat
         f.truncate(40 << 20)        # the kernel's working folder holds 32 MiB here
     run = grade(course, class_dir, [MINI], GradeOptions(jobs=1, limits=Limits(tmp_size=32 << 20)), **QUIET)
     assert _scores(class_dir) == {"ann": 1.0}, run.report
-    assert "ann / mini / submission: files too big for the kernel's working folder (24 MiB) left out: " \
-           "data.bin (40 MiB)" in run.report, run.report
+    assert "ann / mini / submission: 3 other files handed in left out: only the notebooks are graded" \
+           in run.report, run.report
 
 
 def test_a_lost_grading_process_is_replaced_and_its_submission_graded_again(course_and_class):
@@ -441,3 +443,117 @@ def _processes() -> list[tuple[int, int, str]]:
             continue
         found.append((int(entry), int(stat[stat.rindex(")") + 2:].split()[1]), cmdline))
     return found
+
+
+def test_files_handed_in_beside_the_notebook_never_reach_the_setup_cell_or_the_kernel(tmp_path):
+    """A module the setup cell imports if present (as torch imports opt_einsum), an unreadable file and many
+    small files, handed in beside the notebook: none is the grader's failure; they are left out and counted."""
+    setup = "import time\ntry:\n    import mini_optional\nexcept ImportError:\n    pass"
+    course = mini_course(tmp_path / "course", setup=setup)
+    class_dir = tmp_path / "class"
+    for student in ("ann", "bob"):
+        hand_in(class_dir, course, student, CORRECT)
+    ann = class_dir / "submitted" / "ann" / MINI
+    (ann / "mini_optional.py").write_text("raise RuntimeError('a student module ran in the setup cell')\n")
+    bob = class_dir / "submitted" / "bob" / MINI
+    (bob / "secret.txt").write_text("unreadable")
+    (bob / "secret.txt").chmod(0)
+    (bob / "many").mkdir()
+    for i in range(2000):
+        (bob / "many" / f"{i}.txt").write_text("x")
+    run = grade(course, class_dir, [MINI], GradeOptions(jobs=1), **QUIET)
+    assert not run.ungraded and _scores(class_dir) == {"ann": 1.0, "bob": 1.0}, run.report
+    assert "ann / mini / submission: 1 other file handed in left out" in run.report, run.report
+    assert "bob / mini / submission: 2001 other files handed in left out" in run.report, run.report
+
+
+MALFORMED = {   # (how the cell is broken, what it is scored): the student's problem, never the grader's
+    "grade_id_list": ({"metadata": {"nbgrader": {"grade_id": ["x"], "solution": True}}}, 1.0),
+    "grade_id_int": ({"metadata": {"nbgrader": {"grade_id": 7, "grade": True, "points": 1}}}, 1.0),
+    "nbgrader_str": ({"metadata": {"nbgrader": "yes"}}, 1.0),
+    "source_int": ({"source": 5}, 0.0),
+    "metadata_list": ({"metadata": []}, 0.0),
+    "cell_type_weird": ({"cell_type": "weird"}, 0.0),
+}
+
+
+def test_a_notebook_that_breaks_the_grader_code_is_the_students_problem(tmp_path):
+    """Valid JSON, but not a valid notebook (scored as a corrupted one), or a cell with nbgrader metadata of
+    the wrong types (the metadata is taken off; the test cell whose marks were broken is put back)."""
+    course = mini_course(tmp_path / "course")
+    class_dir = tmp_path / "class"
+    for name, (broken, _) in MALFORMED.items():
+        hand_in(class_dir, course, name, CORRECT)
+        path = class_dir / "submitted" / name / MINI / f"{MINI}.ipynb"
+        nb = json.loads(path.read_text())
+        nb["cells"].append({"cell_type": "code", "metadata": {}, "source": "1", "outputs": [],
+                            "execution_count": None} | broken)
+        path.write_text(json.dumps(nb))
+    hand_in(class_dir, course, "test_marks_broken", CORRECT)
+    path = class_dir / "submitted" / "test_marks_broken" / MINI / f"{MINI}.ipynb"
+    nb = json.loads(path.read_text())
+    nb["cells"][3]["metadata"]["nbgrader"]["points"] = "one"
+    path.write_text(json.dumps(nb))
+    run = grade(course, class_dir, [MINI], GradeOptions(jobs=2), **QUIET)
+    expected = {name: score for name, (_, score) in MALFORMED.items()} | {"test_marks_broken": 1.0}
+    assert not run.ungraded and _scores(class_dir) == expected, run.report
+    assert "source_int / mini / mini.ipynb: not a valid notebook (" in run.report, run.report
+    assert "nbgrader_str / mini / mini.ipynb: grading marks that are not valid nbgrader metadata taken off " \
+           "cell 5" in run.report, run.report
+    assert "test_marks_broken / mini / mini.ipynb: grading marks that are not valid nbgrader metadata taken off " \
+           "cell 4 (test_double)" in run.report, run.report
+
+
+def _descendants(pid: int, table) -> set[int]:
+    found, todo = set(), [pid]
+    while todo:
+        parent = todo.pop()
+        for child, ppid, _ in table:
+            if ppid == parent and child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_sigterm_ends_a_run_as_ctrl_c_does(course_and_class):
+    """`kill` of a running `course grade`: its workers, their sandboxed kernels and its scratch folder are gone."""
+    course, class_dir = course_and_class
+    hand_in(class_dir, course, "sigterm_student", CORRECT, extra="time.sleep(120)")
+    before = set(Path(tempfile.gettempdir()).glob("course-grade-*"))
+    proc = subprocess.Popen([sys.executable, "-m", "course.cli", "--root", str(course.root), "grade", "--class-dir",
+                             str(class_dir), "--jobs", "1"], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline, kernels = time.monotonic() + 300, set()
+        while time.monotonic() < deadline and not kernels:
+            table = _processes()
+            workers = [pid for pid, ppid, cmd in table if ppid == proc.pid and "course.pool" in cmd]
+            kernels = {pid for worker in workers for pid in _descendants(worker, table)
+                       if any(p == pid and "ipykernel" in cmd for p, _, cmd in table)}
+            time.sleep(0.5)
+        assert kernels, "the kernel was never seen running"
+        time.sleep(1)
+        table = _processes()
+        spawned = _descendants(proc.pid, table)
+        scratch = [p for p in set(Path(tempfile.gettempdir()).glob("course-grade-*")) - before
+                   if (p / "jobs" / MINI / "sigterm_student").exists()]
+        assert scratch, "no scratch folder seen"
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(map(_alive, spawned)):
+        time.sleep(0.2)
+    names = {pid: cmd for pid, _, cmd in table}
+    assert not [names[pid] for pid in spawned if _alive(pid)], "processes of the run outlived it"
+    assert not [p for p in scratch if p.exists()], "its scratch folder was left behind"
