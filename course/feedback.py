@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
+import sys
 from collections import OrderedDict
 
 from jinja2 import BytecodeCache
@@ -180,6 +182,13 @@ class FeedbackExporter(HTMLExporter):
     """
 
     _compiled = _CompiledTemplates()
+
+    def get_prefix_root_dirs(self):
+        # A TA's virtual environment made with --system-site-packages has nbconvert, but its
+        # templates stay in the base Python's share/jupyter, which Jupyter's data path omits.
+        dirs = super().get_prefix_root_dirs()
+        base = os.path.join(sys.base_prefix, "share", "jupyter")
+        return dirs if base in dirs else [*dirs, base]
 
     def _create_environment(self):
         environment = super()._create_environment()
