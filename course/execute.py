@@ -39,7 +39,7 @@ from jupyter_core.utils import ensure_async, run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
-from traitlets import Integer, List, Unicode, default
+from traitlets import Dict, Integer, List, Unicode, default
 
 from . import integrity
 from .sandbox import Sandbox, kernel_manager_for, kill_strays
@@ -108,9 +108,9 @@ class GuardedExecute(Execute):
     notebook_timeout = Integer(900, help="seconds for all cells of a notebook together").tag(config=True)
     output_per_cell = Integer(1 << 20, help="bytes of output kept per cell").tag(config=True)
     max_restarts = Integer(3, help="kernel restarts per notebook before the remaining cells are given up").tag(config=True)
-    instructor_cells = List(Unicode(), help="grade ids of the locked cells that are neither tests nor answers "
-                                            "(the setup cell): a failure there before any student code ran "
-                                            "is the grader's").tag(config=True)
+    setup_cells = Dict(value_trait=List(Unicode()), help="for each notebook, the grade ids of its setup cells "
+                       "(the locked cells before its first other code cell, in the source's order): a failure "
+                       "there, with them run first and in that order, is the grader's").tag(config=True)
 
     @default("shutdown_kernel")
     def _end_at_once(self) -> str:
@@ -142,6 +142,7 @@ class GuardedExecute(Execute):
         tests = [c.source for c in nb.cells if is_test_cell(c)]
         self._guarded_modules = integrity.guarded_modules(tests)
         self._student_ran = False           # has any cell that is not the instructor's alone started?
+        self._setup_left = list(self.setup_cells.get((resources or {}).get("unique_key", ""), []))
         self.timeout_func = self._cell_timeout
         return super().preprocess(nb, resources, km)
 
@@ -162,10 +163,16 @@ class GuardedExecute(Execute):
         if not self._student_ran:
             raise self._infrastructure(KERNEL_START, f"{type(error).__name__}: {error}") from error
 
-    def _is_instructors(self, cell) -> bool:
+    def _is_next_setup_cell(self, cell) -> bool:
+        """Is `cell` the next of the source's setup cells? Only they, first and in their order, run before
+        student code: a student who moves a locked cell (a demo that calls their function) ahead of the
+        setup, or reorders the setup cells, makes what fails there their own doing."""
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        return bool(meta.get("locked")) and meta.get("grade_id") in self.instructor_cells \
-            and not meta.get("grade") and not meta.get("solution")
+        if self._setup_left and meta.get("locked") and meta.get("grade_id") == self._setup_left[0] \
+                and not meta.get("grade") and not meta.get("solution"):
+            self._setup_left.pop(0)
+            return True
+        return False
 
     async def async_start_new_kernel(self, **kwargs):
         try:
@@ -223,7 +230,7 @@ class GuardedExecute(Execute):
         bindings = integrity.imported_names(cell.source) if test else []
         used = integrity.builtins_read(cell.source) if test else []
         tampered = self._check_integrity(test_starts=True, builtins_read=used) if test else []
-        grader_only = not self._student_ran and self._is_instructors(cell)
+        grader_only = not self._student_ran and self._is_next_setup_cell(cell)
         self._student_ran = self._student_ran or not grader_only
         try:
             cell, _ = super().preprocess_cell(cell, resources, index)

@@ -415,7 +415,7 @@ def _api(job: Job, scratch: Path):
     config.GuardedExecute.scratch_dir = str(scratch / "kernel")
     config.GuardedExecute.notebook_timeout = sandbox.limits.notebook_timeout
     config.GuardedExecute.output_per_cell = sandbox.limits.output_per_cell
-    config.GuardedExecute.instructor_cells = instructor_cells(job.template_db, job.assignment)
+    config.GuardedExecute.setup_cells = setup_cell_ids(job.template_db, job.assignment, Path(job.source))
     coursedir = CourseDirectory(config=config)
     return NbGraderAPI(coursedir=coursedir, config=config)
 
@@ -428,6 +428,28 @@ def instructor_cells(template_db: str, assignment: str) -> list[str]:
         return sorted(c.name for nb in gb.find_assignment(assignment).notebooks
                       for c in nb.source_cells if c.locked and c.cell_type == "code"
                       and c.name not in {g.name for g in nb.grade_cells} | {s.name for s in nb.solution_cells})
+
+
+def setup_cell_ids(template_db: str, assignment: str, source: Path) -> dict[str, list[str]]:
+    """For each notebook, the grade ids of its instructor cells that come before its first other code cell
+    in the source: what runs before any student code does."""
+    import nbformat
+
+    names = set(instructor_cells(template_db, assignment))
+    found = {}
+    for name in notebook_names(template_db, assignment):
+        found[name] = []
+        try:
+            nb = nbformat.read(str(source / f"{name}.ipynb"), as_version=4)
+        except Exception:  # noqa: BLE001 - no source notebook to order them by: no setup cells
+            continue
+        for cell in nb.cells:
+            if cell.cell_type != "code" or not cell.source.strip():
+                continue
+            if _grade_id(cell) not in names:
+                break
+            found[name].append(_grade_id(cell))
+    return found
 
 
 def setup_cells(template_db: str, assignment: str, source: Path, names: list[str]) -> list[str]:

@@ -557,3 +557,21 @@ def test_sigterm_ends_a_run_as_ctrl_c_does(course_and_class):
     names = {pid: cmd for pid, _, cmd in table}
     assert not [names[pid] for pid in spawned if _alive(pid)], "processes of the run outlived it"
     assert not [p for p in scratch if p.exists()], "its scratch folder was left behind"
+
+
+def test_a_locked_cell_moved_ahead_of_the_setup_fails_as_the_students_doing(tmp_path):
+    """A locked demo cell that calls the student's function, moved to the top of the notebook, fails before
+    any answer ran: the student's doing (the cell scores nothing; the test is graded), never the grader's."""
+    course = mini_course(tmp_path / "course")
+    path = course.source_notebook(MINI)
+    nb = nbformat.read(str(path), as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("print(double(21))", metadata=_meta(grade_id="demo", locked=True)))
+    nbformat.write(nb, str(path))
+    class_dir = tmp_path / "class"
+    hand_in(class_dir, course, "ann", CORRECT)
+    handed_in = class_dir / "submitted" / "ann" / MINI / f"{MINI}.ipynb"
+    nb = nbformat.read(str(handed_in), as_version=4)
+    nb.cells.insert(0, nb.cells.pop())
+    nbformat.write(nb, str(handed_in))
+    run = grade(course, class_dir, [MINI], GradeOptions(jobs=1), **QUIET)
+    assert not run.ungraded and _scores(class_dir) == {"ann": 1.0}, run.report
