@@ -41,14 +41,17 @@ def _released_lines(source: str) -> list[str]:
     return [line for line in _lines(without_hidden(source)) if line != HIDDEN_NOTE]
 
 
-def submission_problems(submitted: Path, template_db: str, assignment: str) -> list[tuple[str, str]]:
-    """[(where, what)] about the notebooks as handed in: missing, unreadable, graded cells broken, tampering."""
+def submission_problems(submitted: Path, template_db: str, assignment: str,
+                        handed_in_folder: Path | None = None) -> list[tuple[str, str]]:
+    """[(where, what)] about the notebooks in `submitted`: missing, unreadable, graded cells broken, tampering.
+    `handed_in_folder` (default `submitted`): where to look for the notebooks handed in under other names."""
     from nbgrader.api import Gradebook
 
     problems: list[tuple[str, str]] = []
     with Gradebook(f"sqlite:///{template_db}") as gb:
         expected = {nb.name: nb for nb in gb.find_assignment(assignment).notebooks}
-        handed_in = sorted(p.name for p in submitted.glob("*.ipynb")) if submitted.is_dir() else []
+        folder = handed_in_folder or submitted
+        handed_in = sorted(p.name for p in folder.glob("*.ipynb")) if folder.is_dir() else []
         for name, definition in sorted(expected.items()):
             path = submitted / f"{name}.ipynb"
             if not path.is_file():

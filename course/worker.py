@@ -82,7 +82,7 @@ def grade_submission(job: Job) -> dict:
                                                       "handed in left out: only the notebooks are graded"))
         result["problems"] += invalid
         submitted = scratch / "submitted" / job.student / job.assignment
-        result["problems"] += submission_problems(submitted, job.template_db, job.assignment)
+        result["problems"] += submission_problems(submitted, job.template_db, job.assignment, Path(job.submission))
         _put_back_locked_cells(submitted, Path(job.source), job.template_db, job.assignment)
         api = _api(job, scratch)
         run = _autograde(api, job, scratch)
@@ -321,8 +321,8 @@ def _prepare(job: Job, scratch: Path) -> tuple[int, list[tuple[str, str]]]:
         if name.endswith(".ipynb"):
             problems += _sanitize(submitted / name)
     entries = 0
-    for _, dirs, files in os.walk(job.submission, followlinks=False):   # counted, never read
-        entries += len(files) + sum(1 for d in dirs if os.path.islink(os.path.join(_, d)))
+    for folder, dirs, files in os.walk(job.submission, followlinks=False):     # counted, never read
+        entries += len(files) + sum(1 for d in dirs if os.path.islink(os.path.join(folder, d)))
     return max(0, entries - copied), problems
 
 
@@ -340,12 +340,12 @@ def _sanitize(path: Path) -> list[tuple[str, str]]:
     """Make a handed-in notebook safe for the grader's own code; returns what the report says about it.
 
     A notebook that nbformat does not accept is replaced by one nbgrader cannot read either, so it is
-    scored as any corrupted notebook is (zero). A cell whose nbgrader metadata nbgrader's own validator
-    rejects loses that metadata: a graded cell then counts as deleted (a test cell is put back, an answer
+    scored as any corrupted notebook is (zero). A cell whose nbgrader metadata has types nbgrader's own
+    schema rejects loses that metadata: a graded cell then counts as deleted (a test cell is put back, an answer
     scores zero)."""
     import jsonschema
     import nbformat
-    from nbgrader.nbgraderformat import MetadataValidator, SchemaTooNewError, SchemaTooOldError, ValidationError
+    from nbgrader.nbgraderformat import MetadataValidator
 
     where = path.name
     try:
@@ -356,17 +356,15 @@ def _sanitize(path: Path) -> list[tuple[str, str]]:
     except Exception as error:  # noqa: BLE001 - whatever nbformat cannot read or validate is the student's file
         path.write_text(NOT_A_NOTEBOOK)
         return [(where, f"not a valid notebook ({type(error).__name__}: {_first_line(str(error))}): scored zero")]
-    validator = MetadataValidator()
-    dropped = []
+    schema = MetadataValidator().schema    # the types of nbgrader's cell metadata; its other rules (a
+    dropped = []                            # test cell turned into markdown) nbgrader applies and reports
     for i, cell in enumerate(nb.cells):
         if "nbgrader" not in cell.metadata:
             continue
         meta = cell.metadata["nbgrader"]
         try:
-            if not isinstance(meta, dict):
-                raise ValidationError(f"nbgrader metadata is a {type(meta).__name__}")
-            validator.validate_cell(cell)
-        except (ValidationError, SchemaTooOldError, SchemaTooNewError, jsonschema.ValidationError, KeyError, TypeError):
+            jsonschema.validate(meta, schema)
+        except jsonschema.ValidationError:
             del cell.metadata["nbgrader"]
             gid = meta.get("grade_id") if isinstance(meta, dict) and isinstance(meta.get("grade_id"), str) else None
             dropped.append(f"cell {i + 1}" + (f" ({gid})" if gid else ""))
