@@ -561,7 +561,8 @@ def test_sigterm_ends_a_run_as_ctrl_c_does(course_and_class):
 
 def test_a_locked_cell_moved_ahead_of_the_setup_fails_as_the_students_doing(tmp_path):
     """A locked demo cell that calls the student's function, moved to the top of the notebook, fails before
-    any answer ran: the student's doing (the cell scores nothing; the test is graded), never the grader's."""
+    any answer ran: the student's doing (the cell scores nothing; the test is graded), never the grader's; a
+    notebook naming another kernel and language, with attachments and repeated cell ids, is graded as usual."""
     course = mini_course(tmp_path / "course")
     path = course.source_notebook(MINI)
     nb = nbformat.read(str(path), as_version=4)
@@ -573,5 +574,15 @@ def test_a_locked_cell_moved_ahead_of_the_setup_fails_as_the_students_doing(tmp_
     nb = nbformat.read(str(handed_in), as_version=4)
     nb.cells.insert(0, nb.cells.pop())
     nbformat.write(nb, str(handed_in))
+    # What else a notebook says before its first answer runs: kernel, language, attachments, cell ids.
+    hand_in(class_dir, course, "bob", CORRECT)
+    handed_in = class_dir / "submitted" / "bob" / MINI / f"{MINI}.ipynb"
+    nb = json.loads(handed_in.read_text())
+    nb["metadata"]["kernelspec"] = {"name": "no-such-kernel", "display_name": "x", "language": "cobol"}
+    nb["metadata"]["language_info"] = {"name": "cobol", "version": "0"}
+    nb["cells"][0]["attachments"] = {"a.png": {"image/png": "AAAA"}}
+    for cell in nb["cells"]:
+        cell["id"] = "same"
+    handed_in.write_text(json.dumps(nb))
     run = grade(course, class_dir, [MINI], GradeOptions(jobs=1), **QUIET)
-    assert not run.ungraded and _scores(class_dir) == {"ann": 1.0}, run.report
+    assert not run.ungraded and _scores(class_dir) == {"ann": 1.0, "bob": 1.0}, run.report
