@@ -113,7 +113,10 @@ def _origin_problems(torch: dict | None, version: str) -> list[str]:
 def compat(course: Course, version: str, assignments: list[str], sample: int | None, say=print) -> int:
     where = cache_dir(course, version)
     python = ensure_venv(course, version, where, say)
+    # MPLCONFIGDIR: the venv's matplotlib keeps its font cache to itself, so a cache it writes
+    # (even half-way through an install) never reaches the checkout's notebooks.
     env = dict(os.environ, JUPYTER_PATH=str(where / "venv" / "share" / "jupyter"),
+               MPLCONFIGDIR=str(where / "matplotlib"),
                PATH=f"{where / 'venv' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
     env.pop("PYTHONPATH", None)
     cmd = [str(python), "-m", "course.compat", "--root", str(course.root), "--torch", version, *assignments]

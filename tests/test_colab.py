@@ -51,7 +51,9 @@ def colab_like(tmp_path_factory):
         "display_name": "Colab stand-in", "language": "python",
         # Colab's pip has none of this machine's pip settings (such as a cap on torch's version).
         "env": {"PYTHONPATH": str(standin), "COURSE_PACKAGE": str(ROOT), "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-                "PIP_CONFIG_FILE": os.devnull},
+                "PIP_CONFIG_FILE": os.devnull,
+                # its own matplotlib font cache: never the one the checkout's notebooks read
+                "MPLCONFIGDIR": str(tmp / "matplotlib")},
     }))
     return "colab-standin", venv_site, tmp / "jupyter"
 
