@@ -30,8 +30,8 @@ from .execute import EVENTS_FILE, KERNEL_START, LEFT_RUNNING, SETUP_FAILED
 from .report import TAMPERING, nbgrader_error, run_problems, submission_problems
 from .sandbox import Sandbox
 
-FEEDBACK_HELD_BACK = ("no feedback written while cells look like tampering; after a look, "
-                      "`nbgrader generate_feedback` writes it")
+FEEDBACK_HELD_BACK = ("no feedback written while cells look like tampering; after a look, take the flag "
+                      "off in formgrader, then its Generate Feedback (or `nbgrader generate_feedback`) writes it")
 
 
 @dataclass(frozen=True)
@@ -353,6 +353,8 @@ def _sanitize(path: Path) -> list[tuple[str, str]]:
             warnings.simplefilter("ignore")
             nb = nbformat.reads(path.read_text(), as_version=4)
             nbformat.validate(nb)
+    except nbformat.reader.NotJSONError:
+        return []   # not JSON at all: nbgrader cannot read it either, and the report says so once
     except Exception as error:  # noqa: BLE001 - whatever nbformat cannot read or validate is the student's file
         path.write_text(NOT_A_NOTEBOOK)
         return [(where, f"not a valid notebook ({type(error).__name__}: {_first_line(str(error))}): scored zero")]
