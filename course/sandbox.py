@@ -535,19 +535,7 @@ def stray_processes(launcher: int) -> list[int]:
 
 def kill_strays(launcher: int, rounds: int = 20) -> int:
     """SIGKILL every stray process under `launcher` until none is left; returns how many there were."""
-    killed: set[int] = set()
-    for _ in range(rounds):
-        strays = stray_processes(launcher)
-        if not strays:
-            break
-        for pid in strays:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed.add(pid)
-            except OSError:
-                pass
-        time.sleep(0.05)
-    return len(killed)
+    return _kill_until_none(lambda: stray_processes(launcher), rounds=rounds, pause=0.05)
 
 
 def end_sandbox(launcher: int, timeout: float = 60) -> int:
@@ -574,10 +562,17 @@ def end_sandbox(launcher: int, timeout: float = 60) -> int:
 def clear_uid(uid: int, timeout: float = 60) -> int:
     """SIGKILL every process running as `uid` and wait until none is left (zombies included:
     they too count against the process cap). Returns how many were killed."""
+    return _kill_until_none(lambda: _processes_of(uid), deadline=time.monotonic() + timeout, pause=0.02)
+
+
+def _kill_until_none(find, pause: float, rounds: int | None = None, deadline: float | None = None) -> int:
+    """SIGKILL the pids `find()` returns until it returns none (or the rounds or the deadline run
+    out); returns how many were killed. One loop for strays and for a uid's processes alike."""
     killed: set[int] = set()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = _processes_of(uid)
+    done = 0
+    while (rounds is None or done < rounds) and (deadline is None or time.monotonic() < deadline):
+        done += 1
+        found = find()
         if not found:
             break
         for pid in found:
@@ -586,7 +581,7 @@ def clear_uid(uid: int, timeout: float = 60) -> int:
                 killed.add(pid)
             except OSError:
                 pass
-        time.sleep(0.02)
+        time.sleep(pause)
     return len(killed)
 
 
