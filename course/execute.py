@@ -30,7 +30,9 @@ from __future__ import annotations
 import ast
 import json
 import math
+import os
 import re
+import socket
 from pathlib import Path
 from queue import Empty
 from time import monotonic
@@ -39,10 +41,12 @@ from jupyter_core.utils import ensure_async, run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
-from traitlets import Dict, Integer, List, Unicode, default
+from traitlets import Bool, Dict, Integer, List, Unicode, default
 
 from . import integrity
+from .remote import AnswerTimeout, Connection, KernelGone
 from .sandbox import Sandbox, kernel_manager_for, kill_strays
+from .verdicts import TestRunner, serve_code
 
 KERNEL_DIED = "KernelDied"
 NOTEBOOK_TIMEOUT = "NotebookTimeout"
@@ -108,6 +112,9 @@ class GuardedExecute(Execute):
     notebook_timeout = Integer(900, help="seconds for all cells of a notebook together").tag(config=True)
     output_per_cell = Integer(1 << 20, help="bytes of output kept per cell").tag(config=True)
     max_restarts = Integer(3, help="kernel restarts per notebook before the remaining cells are given up").tag(config=True)
+    verdicts_outside = Bool(True, help="run test cells in this process against the notebook's names served by "
+                            "the kernel (course.verdicts), never in the kernel; False: nbgrader's way, "
+                            "in the kernel, with the integrity guard").tag(config=True)
     setup_cells = Dict(value_trait=List(Unicode()), help="for each notebook, the grade ids of its setup cells "
                        "(the locked cells before its first other code cell, in the source's order): a failure "
                        "there, with them run first and in that order, is the grader's").tag(config=True)
@@ -141,6 +148,7 @@ class GuardedExecute(Execute):
         self._guard_ok = False
         tests = [c.source for c in nb.cells if is_test_cell(c)]
         self._guarded_modules = integrity.guarded_modules(tests)
+        self._runner = TestRunner(self._exchange()) if self.verdicts_outside else None
         self._student_ran = False           # has any cell that is not the instructor's alone started?
         self._setup_left = list(self.setup_cells.get((resources or {}).get("unique_key", ""), []))
         self.timeout_func = self._cell_timeout
@@ -203,16 +211,18 @@ class GuardedExecute(Execute):
         except Exception as error:
             self._not_started(error)
             raise
-        # Before any student code: remember what the tests rely on.
-        reply = await self._async_quiet(integrity.install_code(self._guard, self._guarded_modules, self._guard_token),
-                                        timeout=120)
+        # Before any student code: remember what the tests rely on (no test runs in the kernel when
+        # verdicts are decided outside it: then the kernel only has to answer).
+        code = "pass" if self.verdicts_outside else integrity.install_code(self._guard, self._guarded_modules,
+                                                                           self._guard_token)
+        reply = await self._async_quiet(code, timeout=120)
         if reply is None:
             await self._async_cleanup_kernel()
             error = RuntimeError("the new kernel stopped answering before any cell ran")
             self._not_started(error)
             raise error
         # A guard that could not be installed checks nothing rather than failing honest tests.
-        self._guard_ok = bool(reply) and reply.get("status") == "ok"
+        self._guard_ok = not self.verdicts_outside and bool(reply) and reply.get("status") == "ok"
         return kc
 
     # nbclient binds its synchronous wrappers to its own coroutine; rebind to this one.
@@ -227,6 +237,9 @@ class GuardedExecute(Execute):
             cell.execution_count = None
             return cell, self.resources
         test = is_test_cell(cell)
+        if test and self._runner is not None:
+            self._student_ran = True
+            return self._test_outside(cell, index)
         bindings = integrity.imported_names(cell.source) if test else []
         used = integrity.builtins_read(cell.source) if test else []
         tampered = self._check_integrity(test_starts=True, builtins_read=used) if test else []
@@ -289,6 +302,89 @@ class GuardedExecute(Execute):
             # IPython keeps the failed cell's finished frames (for %debug and its tracebacks),
             # and so the memory it grabbed: at the cap every later cell would fail. Empty them.
             run_sync(self._async_quiet)(_FREE_FRAMES)
+
+    # -- test cells outside the kernel -----------------------------------------------------------
+
+    def _exchange(self) -> Path:
+        """A folder the tests' files go to, seen by the kernel at the same path (its socket folder is bound)."""
+        folder = Path(self.scratch_dir or "/tmp") / "run" / "files"
+        folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(folder, 0o1777)
+        return folder
+
+    def _test_outside(self, cell, index: int):
+        """Run test `cell` here (course.verdicts), the notebook's names served by the kernel."""
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", f"cell {index + 1}")
+        path = Path(self.scratch_dir or "/tmp") / "run" / f"answers-{index}.sock"
+        path.unlink(missing_ok=True)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            listener.bind(str(path))
+            os.chmod(path, 0o777)       # the kernel runs as a uid of its own
+            listener.listen(1)
+            msg_id = self.kc.execute(serve_code(str(path)), silent=False, store_history=False, allow_stdin=False,
+                                     stop_on_error=False)
+            deadline = monotonic() + self._cell_timeout(cell)
+            listener.settimeout(min(_QUIET_TIMEOUT, max(1.0, deadline - monotonic())))
+            try:
+                sock, _ = listener.accept()
+            except socket.timeout:
+                sock = None
+        finally:
+            listener.close()
+            path.unlink(missing_ok=True)
+        if sock is None:
+            outputs, failure = [], KernelGone("the kernel did not start serving the test")
+        else:
+            with sock:
+                outputs, failure = self._runner.run(cell.source, f"<test cell {grade_id}>", Connection(sock, deadline))
+        if isinstance(failure, AnswerTimeout):
+            run_sync(self.km.interrupt_kernel)()
+        printed = run_sync(self._async_printed)(msg_id, index, timeout=_QUIET_TIMEOUT)
+        cell.outputs = printed + outputs
+        cell.execution_count = None
+        if os.environ.get("COURSE_DEBUG_VERDICTS"):
+            with open("/tmp/verdicts.log", "a") as log:
+                log.write(f"{grade_id} {monotonic() - deadline + self._cell_timeout(cell):.2f} failure={failure!r}\n")
+        self._note_dropped(cell, index)
+        if failure is not None:
+            if isinstance(failure, AnswerTimeout):
+                cell.outputs.append(error_output("CellTimeoutError", f"the test ran past its {self.timeout} s: "
+                                                                     f"{failure}"))
+            else:
+                cell.outputs.append(error_output(KERNEL_DIED, f"{failure} (os._exit, a crash, or a resource limit)"))
+            if not self._responsive():
+                self._recover(index)
+        return cell, self.resources
+
+    async def _async_printed(self, msg_id: str, index: int, timeout: float) -> list:
+        """What the student's code printed while serving the test (streams only: no result, no error,
+        nothing nbgrader would score), until the kernel is idle again."""
+        printed: list = []
+        deadline = monotonic() + timeout
+        used = 0
+        while monotonic() < deadline:
+            try:
+                msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=min(1.0, deadline - monotonic())))
+            except Empty:
+                if not await ensure_async(self.kc.is_alive()):
+                    break
+                continue
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle":
+                break
+            if msg["msg_type"] == "stream":
+                text = msg["content"].get("text", "")
+                room = self.output_per_cell - used
+                if len(text) > room:
+                    self._dropped[index] = self._dropped.get(index, 0) + len(text) - max(room, 0)
+                    text = text[:max(room, 0)]
+                used += len(text)
+                if text:
+                    printed.append(NotebookNode(output_type="stream", name=msg["content"].get("name", "stdout"),
+                                                text=text))
+        return printed
 
     # -- guard and canary ---------------------------------------------------------------------------
 

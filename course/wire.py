@@ -8,11 +8,12 @@ running anything the student wrote:
   bools, ints, floats, complex numbers, strings, bytes, tensors, and tuples, lists and
   dicts of these (a `state_dict` is a dict of tensors); an exception travels as its
   type's name and its message. Anything else is refused there, by type.
-- `decode` (run in the grader) reads those bytes with `torch.load(weights_only=True)`,
-  whose unpickler builds only plain containers, numbers, strings and tensors and refuses
-  every other class, then walks the result and accepts each value only by its exact
-  `type()`. A student's side that sends something else (a forged byte stream, a tensor
-  subclass, a dict subclass) gets a `WireError`, never a running object.
+- `decode` (run in the grader) reads those bytes: a JSON document (read by Python's
+  `json`, which builds only dicts, lists, strings and numbers) whose tagged parts stand for
+  tuples, dicts, complex numbers, bytes and tensors, and the raw bytes of the tensors,
+  which become plain tensors of an allowed dtype (`torch.frombuffer`). Nothing is
+  unpickled, no class is looked up by name: a sender that sends something else (a pickle,
+  a tensor subclass, a dict subclass) gets a `WireError`, never a running object.
 
 Nothing here trusts the sender: `encode` is a convenience for an honest sender, and
 `decode` holds the whole guarantee.
@@ -20,10 +21,14 @@ Nothing here trusts the sender: `encode` is a convenience for an honest sender, 
 
 from __future__ import annotations
 
-import io
+import json
+import math
+import struct
 from dataclasses import dataclass
 
 import torch
+
+from .answer_server import MAGIC, pack
 
 SCALARS = (type(None), bool, int, float, complex, str, bytes)
 _EXCEPTION_TAG = "__course_wire_exception__"
@@ -45,20 +50,79 @@ class RemoteError:
         return f"{self.type_name}: {self.message}"
 
 
+_DTYPES = {name: getattr(torch, name) for name in (
+    "float32", "float64", "float16", "bfloat16", "complex64", "complex128", "uint8", "int8", "int16", "int32",
+    "int64", "bool")}
+
+
 def encode(value) -> bytes:
     """Bytes holding `value` as data; raises `WireError` for anything that is not data."""
-    buffer = io.BytesIO()
-    torch.save(_plain(value, 0), buffer)
-    return buffer.getvalue()
+    return pack(_plain(value, 0))
 
 
 def decode(data: bytes):
-    """The value `encode` wrote, built without running anything from the sender."""
+    """The value `encode` (or `course.answer_server.pack`) wrote, built without running anything from the sender."""
+    if type(data) is not bytes or not data.startswith(MAGIC) or len(data) < len(MAGIC) + 4:
+        raise WireError("not a data-only value")
+    (size,) = struct.unpack("!I", data[len(MAGIC):len(MAGIC) + 4])
+    start = len(MAGIC) + 4
     try:
-        loaded = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
-    except Exception as error:  # the unpickler refused a class, or the bytes are not a checkpoint
-        raise WireError(f"not a data-only value: {type(error).__name__}") from None
-    return _checked(loaded, 0)
+        header = json.loads(data[start:start + size])
+    except (ValueError, RecursionError):
+        raise WireError("not a data-only value: its JSON does not read") from None
+    if type(header) is not dict or set(header) != {"v", "blobs"} or type(header["blobs"]) is not list \
+            or not all(type(n) is int and n >= 0 for n in header["blobs"]):
+        raise WireError("not a data-only value: a header of the wrong form")
+    blobs, offset = [], start + size
+    for n in header["blobs"]:
+        blobs.append(data[offset:offset + n])
+        offset += n
+    if offset != len(data):
+        raise WireError("not a data-only value: its parts do not add up")
+    try:
+        return _checked(_tree(header["v"], blobs, 0), 0)
+    except RecursionError:
+        raise WireError("nested too deeply") from None
+
+
+def _tree(item, blobs: list, depth: int):
+    """The value a JSON `item` stands for (see `course.answer_server.pack`)."""
+    if depth > MAX_DEPTH * 2:
+        raise WireError("nested too deeply")
+    kind = type(item)
+    if kind in (type(None), bool, int, float, str):
+        return item
+    if kind is list:
+        return [_tree(v, blobs, depth + 1) for v in item]
+    if kind is not dict or len(item) != 1:
+        raise WireError("not a data-only value: an untagged object")
+    (tag, body), = item.items()
+    if tag == "$u" and type(body) is list:
+        return tuple(_tree(v, blobs, depth + 1) for v in body)
+    if tag == "$d" and type(body) is list and all(type(p) is list and len(p) == 2 for p in body):
+        return {_tree(k, blobs, depth + 1): _tree(v, blobs, depth + 1) for k, v in body}
+    if tag == "$c" and type(body) is list and len(body) == 2:
+        return complex(*(float(_tree(v, blobs, depth + 1)) for v in body))
+    if tag == "$f" and body in ("nan", "inf", "-inf"):
+        return float(body)
+    if tag == "$b" and type(body) is int and 0 <= body < len(blobs):
+        return blobs[body]
+    if tag == "$t" and type(body) is list and len(body) == 3:
+        return _tensor(*body, blobs)
+    raise WireError("not a data-only value: an unknown tag")
+
+
+def _tensor(index, dtype_name, shape, blobs) -> torch.Tensor:
+    if type(index) is not int or not 0 <= index < len(blobs) or type(dtype_name) is not str \
+            or dtype_name not in _DTYPES or type(shape) is not list or not all(type(n) is int and n >= 0 for n in shape):
+        raise WireError("not a data-only value: a tensor of the wrong form")
+    dtype, blob = _DTYPES[dtype_name], blobs[index]
+    count = math.prod(shape)
+    if len(blob) != count * torch.empty((), dtype=dtype).element_size():
+        raise WireError("not a data-only value: a tensor whose bytes do not fill its shape")
+    if count == 0:
+        return torch.empty(shape, dtype=dtype)
+    return torch.frombuffer(bytearray(blob), dtype=dtype).reshape(shape)
 
 
 def _plain(value, depth):

@@ -55,3 +55,18 @@ class LossProbe:
     @property
     def places(self) -> list:
         return _distinct(self.seen)
+
+
+class GradModeProbe(nn.Module):
+    """A one-layer model (4 -> 2) that records, at each call, whether autograd was recording.
+
+    `seen` is a list of `torch.is_grad_enabled()` values, one per forward pass.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.linear, self.seen = nn.Linear(4, 2), []
+
+    def forward(self, x):
+        self.seen.append(torch.is_grad_enabled())
+        return self.linear(x)

@@ -1,0 +1,139 @@
+"""Test cells run in the grader, against the student's names served by the kernel.
+
+`course.execute.GuardedExecute` hands each test cell here instead of to the kernel: the
+cell's code (the course's, with its hidden tests, as nbgrader's OverwriteCells put it
+back) runs in this process, in a namespace of its own that lasts the whole notebook. The
+names it takes from the notebook are bound, just before it runs, to what the kernel
+holds under them (`course.remote`): data comes over as the grader's own values, the
+student's functions and classes as stand-ins, and a library's module or class as the
+grader's own import. Pass, fail and message are this process's: the test's own
+exception (or none), turned into the cell's outputs exactly where nbgrader reads them.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import io
+import os
+import tempfile
+import traceback
+from pathlib import Path
+
+from nbformat.notebooknode import NotebookNode
+
+from .remote import Connection, global_state, set_global_state
+
+SERVER_SOURCE = (Path(__file__).with_name("answer_server.py")).read_text()
+
+# What the kernel runs for a test: load the server once (as a module of its own, never in the
+# notebook's namespace) and serve the notebook's names until the grader says the test is over.
+_BOOT = """
+import sys, types
+module = sys.modules.get("_course_answers")
+if module is None:
+    module = types.ModuleType("_course_answers")
+    exec(compile(SOURCE, "<course answers>", "exec"), module.__dict__)
+    sys.modules["_course_answers"] = module
+module._course_serve(PATH, NAMESPACE)
+"""
+
+
+def serve_code(socket_path: str) -> str:
+    return (f"exec({_BOOT!r}, {{'SOURCE': {SERVER_SOURCE!r}, 'PATH': {socket_path!r}, "
+            f"'NAMESPACE': get_ipython().user_ns}})")
+
+
+def names_of(source: str) -> tuple[list[str], set[str]]:
+    """The names `source` reads but never binds itself (those it takes from the notebook), and those it binds."""
+    tree = ast.parse(source)
+    bound, read = set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read.append(node.id) if isinstance(node.ctx, ast.Load) else bound.add(node.id))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return sorted({name for name in read if name not in bound and not hasattr(builtins, name)}), bound
+
+
+class TestRunner:
+    """Runs one notebook's test cells in order, in one namespace, as the kernel would have."""
+
+    def __init__(self, exchange: Path):
+        self.exchange = exchange        # a folder both this process and the kernel see at the same path
+        self.namespace: dict = {"__name__": "__main__", "__builtins__": builtins}
+        self.from_notebook: set[str] = set()     # names bound from the kernel rather than by a test
+
+    def run(self, source: str, label: str, connection: Connection) -> tuple[list[NotebookNode], BaseException | None]:
+        """The test's outputs (its printout, and its error if it failed), and the grader's own failure if one
+        stopped it (the kernel gone or out of time: `course.remote.KernelGone`, `AnswerTimeout`)."""
+        own_state = global_state()
+        printed = io.StringIO()
+        failure = None
+        error = None
+        try:
+            connection.start()
+            self._bind(source, connection)
+            code = compile(source, label, "exec")
+            with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), self._files():
+                exec(code, self.namespace)
+        except (ConnectionError, TimeoutError) as lost:
+            failure = error = lost
+        except Exception as raised:  # noqa: BLE001 - a failing test is an exception of any kind
+            error = raised
+        finally:
+            if failure is None:
+                try:
+                    connection.finish()
+                except (ConnectionError, TimeoutError) as lost:
+                    failure = lost
+            set_global_state(own_state)
+        self.from_notebook -= names_of(source)[1]
+        outputs = []
+        if printed.getvalue():
+            outputs.append(NotebookNode(output_type="stream", name="stdout", text=printed.getvalue()))
+        if error is not None and failure is None:
+            outputs.append(_error_output(error, label))
+        return outputs, failure
+
+    def _bind(self, source: str, connection: Connection) -> None:
+        for name in names_of(source)[0]:
+            if name in self.namespace and name not in self.from_notebook:
+                continue        # an earlier test cell's own name
+            try:
+                self.namespace[name] = connection.request("name", name=name)
+                self.from_notebook.add(name)
+            except NameError:
+                self.namespace.pop(name, None)
+
+    @contextlib.contextmanager
+    def _files(self):
+        """Temporary files of the test in the folder the kernel sees too, open to the kernel's user."""
+        made_before, tempdir_before = tempfile.mkdtemp, tempfile.tempdir
+
+        def mkdtemp(*args, **kwargs):
+            folder = made_before(*args, **kwargs)
+            os.chmod(folder, 0o777)
+            return folder
+
+        tempfile.tempdir, tempfile.mkdtemp = str(self.exchange), mkdtemp
+        try:
+            yield
+        finally:
+            tempfile.tempdir, tempfile.mkdtemp = tempdir_before, made_before
+
+
+def _error_output(error: BaseException, label: str) -> NotebookNode:
+    ename, evalue = type(error).__name__, str(error)
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == label]
+    lines = [f"Traceback (in the test cell, run by the grader):"]
+    lines += [f"  line {f.lineno}: {f.line}" for f in frames]
+    lines.append(f"\x1b[0;31m{ename}\x1b[0m: {evalue}")
+    return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=lines)
