@@ -72,6 +72,9 @@ def submit_bad(bad: BadSubmission, folder: Path, assignment: str, release, answe
         if kind == "after":
             inserted += 1
             nb.cells.insert(setup + inserted, nbformat.v4.new_code_cell(code))
+        elif kind == "file":            # a file handed in next to the notebook, at a relative path
+            (target / arg).parent.mkdir(parents=True, exist_ok=True)
+            (target / arg).write_text(code + "\n")
         elif kind == "recipe":
             op, _, rest = arg.partition(" ")
             if op == "delete":
