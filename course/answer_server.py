@@ -24,6 +24,7 @@ library and torch, as the kernel has no `course` package.
 """
 
 import ctypes as _ctypes
+import dataclasses as _dataclasses
 import io as _io
 import json as _json
 import pickle as _pickle
@@ -34,7 +35,7 @@ import sys as _sys
 import torch as _torch
 
 _HEADER = _struct.Struct("!Q")
-# Modules whose objects the grader takes from its own import rather than calling here.
+# Modules the grader imports itself when a value is one of them (or one of their classes).
 _LIBRARIES = ("torch", "numpy", "math", "collections", "functools", "itertools", "operator", "helpers",
               "builtins", "typing", "random", "copy", "os", "pathlib", "tempfile", "matplotlib")
 _SCALARS = (type(None), bool, int, float, complex, str, bytes)
@@ -86,6 +87,10 @@ class _Server:
         self.numbers = {}       # id(object) -> its number
         self.nodes = []         # the arguments of the request being served
         self.node_ids = {}      # id(argument) -> its index in self.nodes
+        # The arguments of earlier requests of this test whose answer left an object here that may hold
+        # on to them (split_model's model keeps the test's layers): their state goes back after every request.
+        self.kept = []
+        self.escaped = False
 
     # -- values out -------------------------------------------------------------------------
 
@@ -94,7 +99,9 @@ class _Server:
         if number is None or self.handles.get(number) is not obj:
             number = len(self.handles) + 1
             self.handles[number], self.numbers[id(obj)] = obj, number
-        return ("H", number, type(obj).__name__, callable(obj))
+        self.escaped = True
+        classes = [f"{getattr(c, '__module__', '')}.{getattr(c, '__qualname__', '')}" for c in type(obj).__mro__]
+        return ("H", number, type(obj).__name__, callable(obj), [c for c in classes if type(c) is str])
 
     def tensor(self, t, depth):
         plain = t.detach()
@@ -141,6 +148,8 @@ class _Server:
             return ("tuple", [self.out(v, depth + 1) for v in value])
         if kind is list:
             return ("L", [self.out(v, depth + 1) for v in value])
+        if kind is set or kind is frozenset:
+            return ("set" if kind is set else "fset", [self.out(v, depth + 1) for v in value])
         if kind is dict or kind.__module__ == "collections" and kind.__name__ in ("OrderedDict", "defaultdict"):
             return ("M", [[self.out(k, depth + 1), self.out(v, depth + 1)] for k, v in value.items()], kind.__name__)
         if kind.__name__ == "module" and isinstance(value, type(_sys)):
@@ -148,7 +157,12 @@ class _Server:
             if type(name) is str and _sys.modules.get(name) is value and name.split(".")[0] in _LIBRARIES:
                 return ("MOD", name)
             return self.handle(value)
-        if isinstance(value, type) or callable(value):
+        if _dataclasses.is_dataclass(value) and not isinstance(value, type):
+            found = self.library(type(value))       # a record of the course's probes (helpers' own dataclass)
+            if found:
+                return ("DC", found[1], found[2],
+                        [[f.name, self.out(getattr(value, f.name), depth + 1)] for f in _dataclasses.fields(value)])
+        if isinstance(value, type):     # a library's class is the grader's own; a function runs here
             found = self.library(value)
             if found:
                 return found
@@ -195,6 +209,7 @@ class _Server:
         op = request["op"]
         self.nodes = request.get("nodes", [])
         self.node_ids = {id(n): i for i, n in enumerate(self.nodes)}
+        escaped = False
         try:
             for index, grad in request.get("grads", []):
                 self.nodes[index].grad = grad       # pickling a tensor leaves its .grad behind
@@ -209,8 +224,10 @@ class _Server:
                 result = request["target"](*request["args"], **request["kwargs"])
             elif op == "method":
                 target, name = request["target"], request["name"]
-                method = getattr(type(target), name) if name.startswith("__") else None
-                if method is not None:
+                if name.startswith("__"):       # an operator: looked up on the type, as Python does
+                    method = getattr(type(target), name, None)
+                    if method is None:
+                        raise TypeError(f"{type(target).__name__!r} object does not support {name}")
                     result = method(target, *request["args"], **request["kwargs"])
                 else:
                     result = getattr(target, name)(*request["args"], **request["kwargs"])
@@ -221,19 +238,30 @@ class _Server:
                 result = None
             else:
                 raise ValueError(f"unknown request {op!r}")
+            self.escaped = False
             reply = ["ok", self.out(result)]
+            escaped = self.escaped
         except KeyboardInterrupt:       # the grader interrupts a call that ran out of time
             raise
         except BaseException as error:  # noqa: BLE001 - every failure goes back to the grader as data
             names = [c.__name__ for c in type(error).__mro__ if isinstance(getattr(c, "__name__", None), str)]
             reply = ["raise", names, str(error)[:10000]]
-        try:
-            reply.append([self.state(node) for node in self.nodes])
-        except Exception:  # noqa: BLE001 - an argument whose state cannot be read comes back unchanged
-            reply.append([])
+        nodes = self.nodes
+        reply.append(self.states(nodes))
+        reply.append([self.states(kept) for kept in self.kept])
         reply.append(self.global_state())
+        if escaped and nodes:
+            self.kept.append(nodes)
         self.nodes, self.node_ids = [], {}
         return reply
+
+    def states(self, nodes):
+        """The state of each of `nodes`, references numbered within `nodes`; [] if one cannot be read."""
+        self.nodes, self.node_ids = nodes, {id(n): i for i, n in enumerate(nodes)}
+        try:
+            return [self.state(node) for node in nodes]
+        except Exception:  # noqa: BLE001 - arguments whose state cannot be read come back unchanged
+            return []
 
 
 class _Unpickler(_pickle.Unpickler):
@@ -268,7 +296,7 @@ def _send(sock, data):
 
 def _course_serve(path, namespace):
     server = _SERVERS.setdefault("server", _Server(namespace))
-    server.namespace, server.last_rng = namespace, None
+    server.namespace, server.last_rng, server.kept = namespace, None, []
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.connect(path)
     try:
@@ -283,12 +311,12 @@ def _course_serve(path, namespace):
             except (KeyboardInterrupt, SystemExit):
                 raise
             except BaseException as error:  # noqa: BLE001 - a request that could not be read
-                reply = ["raise", [type(error).__name__], str(error)[:10000], [], server.global_state()]
+                reply = ["raise", [type(error).__name__], str(error)[:10000], [], [], server.global_state()]
             try:
                 data = pack(reply)
             except Exception as error:  # noqa: BLE001 - something in the answer that is not data
                 data = pack(["raise", ["TypeError", "Exception"], f"the answer could not be sent: {error}"[:10000],
-                             [], server.global_state()])
+                             [], [], server.global_state()])
             _send(sock, data)
     finally:
         sock.close()

@@ -12,7 +12,9 @@ nbgrader's own Execute gives; what it adds only matters when something goes wron
   cells are graded as usual instead of failing for lack of state;
 - more output than `output_per_cell` is dropped, with a note (tens of megabytes of
   printout would otherwise end up in the autograded notebook and the feedback);
-- the integrity guard and canary of `course.integrity` around every test cell.
+- no test cell runs in the kernel: `course.verdicts` runs it in this process, against
+  the notebook's names served by the kernel, and writes its verdict into the cell's
+  outputs; nbgrader's SaveAutoGrades scores it from there as from any executed cell.
 
 Every failure it adds is an ordinary error output on the cell, so nbgrader's own
 SaveAutoGrades scores it zero, and its name (`ERROR_NAMES`) tells the report what happened.
@@ -27,7 +29,6 @@ ended) is written to `EVENTS_FILE` in the scratch folder, one JSON object a line
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import os
@@ -41,20 +42,18 @@ from jupyter_core.utils import ensure_async, run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Dict, Integer, List, Unicode, default
+from traitlets import Dict, Integer, List, Unicode, default
 
-from . import integrity
 from .remote import AnswerTimeout, Connection, KernelGone
 from .sandbox import Sandbox, kernel_manager_for, kill_strays
 from .verdicts import TestRunner, serve_code
 
 KERNEL_DIED = "KernelDied"
 NOTEBOOK_TIMEOUT = "NotebookTimeout"
-INTEGRITY = "GradingIntegrityError"
 NOT_RUN = "CellNotRun"
 OUTPUT_LOST = "OutputLost"
 NOTE = "[course grade: "     # starts the notes this module adds to a cell's output
-ERROR_NAMES = (KERNEL_DIED, NOTEBOOK_TIMEOUT, INTEGRITY, NOT_RUN, OUTPUT_LOST)
+ERROR_NAMES = (KERNEL_DIED, NOTEBOOK_TIMEOUT, NOT_RUN, OUTPUT_LOST)
 
 EVENTS_FILE = "events.jsonl"
 # Kinds of failure that are the grader's, not the student's (InfrastructureFailure.kind).
@@ -90,7 +89,7 @@ del _course_free_frames
 _PROCESS_LIMIT = re.compile(r"BlockingIOError|Resource temporarily unavailable|can't start new thread")
 _MEMORY_LIMIT = re.compile(r"MemoryError|can't allocate memory|cannot allocate memory|not enough memory", re.IGNORECASE)
 
-# Seconds the guard and the canary may take; a kernel slower than this is not answering.
+# Seconds a quiet request or the start of a test may take; a kernel slower than this is not answering.
 _QUIET_TIMEOUT = 20
 
 
@@ -112,9 +111,6 @@ class GuardedExecute(Execute):
     notebook_timeout = Integer(900, help="seconds for all cells of a notebook together").tag(config=True)
     output_per_cell = Integer(1 << 20, help="bytes of output kept per cell").tag(config=True)
     max_restarts = Integer(3, help="kernel restarts per notebook before the remaining cells are given up").tag(config=True)
-    verdicts_outside = Bool(True, help="run test cells in this process against the notebook's names served by "
-                            "the kernel (course.verdicts), never in the kernel; False: nbgrader's way, "
-                            "in the kernel, with the integrity guard").tag(config=True)
     setup_cells = Dict(value_trait=List(Unicode()), help="for each notebook, the grade ids of its setup cells "
                        "(the locked cells before its first other code cell, in the source's order): a failure "
                        "there, with them run first and in that order, is the grader's").tag(config=True)
@@ -140,15 +136,9 @@ class GuardedExecute(Execute):
         self._ran: list[int] = []           # code cells executed so far, for a replay after a restart
         self._restarts = 0
         self._gave_up = ""                  # why no more cells run (no kernel)
-        self._compromised = ""              # why no test can be trusted any more
         self._output_bytes: dict[int, int] = {}
         self._dropped: dict[int, int] = {}
-        self._guard = integrity.guard_name()
-        self._guard_token = integrity.guard_token()
-        self._guard_ok = False
-        tests = [c.source for c in nb.cells if is_test_cell(c)]
-        self._guarded_modules = integrity.guarded_modules(tests)
-        self._runner = TestRunner(self._exchange()) if self.verdicts_outside else None
+        self._runner = TestRunner(self._exchange())
         self._student_ran = False           # has any cell that is not the instructor's alone started?
         self._setup_left = list(self.setup_cells.get((resources or {}).get("unique_key", ""), []))
         self.timeout_func = self._cell_timeout
@@ -211,18 +201,11 @@ class GuardedExecute(Execute):
         except Exception as error:
             self._not_started(error)
             raise
-        # Before any student code: remember what the tests rely on (no test runs in the kernel when
-        # verdicts are decided outside it: then the kernel only has to answer).
-        code = "pass" if self.verdicts_outside else integrity.install_code(self._guard, self._guarded_modules,
-                                                                           self._guard_token)
-        reply = await self._async_quiet(code, timeout=120)
-        if reply is None:
+        if await self._async_quiet("pass", timeout=120) is None:
             await self._async_cleanup_kernel()
             error = RuntimeError("the new kernel stopped answering before any cell ran")
             self._not_started(error)
             raise error
-        # A guard that could not be installed checks nothing rather than failing honest tests.
-        self._guard_ok = not self.verdicts_outside and bool(reply) and reply.get("status") == "ok"
         return kc
 
     # nbclient binds its synchronous wrappers to its own coroutine; rebind to this one.
@@ -236,13 +219,9 @@ class GuardedExecute(Execute):
             cell.outputs = [error_output(NOT_RUN if self._gave_up else NOTEBOOK_TIMEOUT, reason)]
             cell.execution_count = None
             return cell, self.resources
-        test = is_test_cell(cell)
-        if test and self._runner is not None:
+        if is_test_cell(cell):
             self._student_ran = True
             return self._test_outside(cell, index)
-        bindings = integrity.imported_names(cell.source) if test else []
-        used = integrity.builtins_read(cell.source) if test else []
-        tampered = self._check_integrity(test_starts=True, builtins_read=used) if test else []
         grader_only = not self._student_ran and self._is_next_setup_cell(cell)
         self._student_ran = self._student_ran or not grader_only
         try:
@@ -269,16 +248,6 @@ class GuardedExecute(Execute):
             if not self._responsive():      # the interrupt did not stop it
                 self._recover(index)
                 return cell, self.resources
-        if test:
-            tampered += self._check_integrity(bindings, builtins_read=used)
-            if tampered:
-                cell.outputs.append(error_output(
-                    INTEGRITY, "student code replaced what the tests rely on (" + ", ".join(sorted(set(tampered))) +
-                               "); this test cannot be trusted and scores zero"))
-            elif not self._compromised and not self._canary():
-                self._compromised = "the kernel stopped reporting failures honestly after this cell"
-            if self._compromised:
-                cell.outputs.append(error_output(INTEGRITY, self._compromised))
         return cell, self.resources
 
     def _after_errors(self, cell, index: int, errors) -> None:
@@ -343,9 +312,6 @@ class GuardedExecute(Execute):
         printed = run_sync(self._async_printed)(msg_id, index, timeout=_QUIET_TIMEOUT)
         cell.outputs = printed + outputs
         cell.execution_count = None
-        if os.environ.get("COURSE_DEBUG_VERDICTS"):
-            with open("/tmp/verdicts.log", "a") as log:
-                log.write(f"{grade_id} {monotonic() - deadline + self._cell_timeout(cell):.2f} failure={failure!r}\n")
         self._note_dropped(cell, index)
         if failure is not None:
             if isinstance(failure, AnswerTimeout):
@@ -385,29 +351,6 @@ class GuardedExecute(Execute):
                     printed.append(NotebookNode(output_type="stream", name=msg["content"].get("name", "stdout"),
                                                 text=text))
         return printed
-
-    # -- guard and canary ---------------------------------------------------------------------------
-
-    def _check_integrity(self, bindings=(), test_starts: bool = False, builtins_read=()) -> list[str]:
-        """What student code replaced (the guard puts it back), checked from outside the cell:
-        a guard that does not answer with its token was itself replaced."""
-        if not self._guard_ok:
-            return []
-        expression = integrity.call_expression(self._guard, bindings, test_starts, builtins_read)
-        reply = run_sync(self._async_quiet)("", {"found": expression})
-        result = (reply or {}).get("user_expressions", {}).get("found", {})
-        if result.get("status") != "ok":
-            return ["the integrity guard itself"] if reply is not None else []
-        try:
-            token, found = ast.literal_eval(result["data"]["text/plain"])
-        except (KeyError, ValueError, SyntaxError, TypeError):
-            return ["the integrity guard itself"]
-        return list(found) if token == self._guard_token else ["the integrity guard itself"]
-
-    def _canary(self) -> bool:
-        code, message = integrity.canary()
-        reply = run_sync(self._async_quiet)(code, silent=False)
-        return reply is None or integrity.canary_held(reply, message)   # no reply: a dead kernel, handled elsewhere
 
     def _responsive(self) -> bool:
         return run_sync(self._async_quiet)("pass") is not None

@@ -25,6 +25,8 @@ values of the grader's own:
 from __future__ import annotations
 
 import builtins
+import copyreg
+import dataclasses
 import functools
 import io
 import math
@@ -40,7 +42,7 @@ import torch
 from .wire import WireError, decode
 
 _HEADER = struct.Struct("!Q")
-MAX_ANSWER = 256 << 20          # bytes one answer may take
+MAX_ANSWER = 64 << 20           # bytes one answer may take
 MAX_NODES = 20000               # arguments' parts whose state is brought back after a call
 _SCALARS = (type(None), bool, int, float, complex, str, bytes)
 _MISSING = object()
@@ -64,6 +66,7 @@ class Connection:
         self.objects: dict[int, RemoteObject] = {}
         self.requests = 0
         self.kernel_rng: torch.Tensor | None = None     # the kernel's random state as it last said
+        self.kept: list[list] = []      # see answer_server._Server.kept: the same lists, in the same order
 
     # -- framing ---------------------------------------------------------------------------------
 
@@ -142,43 +145,54 @@ class Connection:
         self.requests += 1
         self.send(buffer.getvalue())
         reply = decode(self.receive())
-        if type(reply) is not list or len(reply) < 4 or reply[0] not in ("ok", "raise"):
+        if type(reply) is not list or len(reply) < 5 or reply[0] not in ("ok", "raise"):
             raise WireError("an answer of the wrong form")
-        states, kernel_state = reply[-2], reply[-1]
+        states, kept_states, kernel_state = reply[-3:]
+        for kept, kept_state in zip(self.kept, kept_states if type(kept_states) is list else []):
+            _apply_all(self, kept, kept_state)
+        _apply_all(self, nodes, states)
         decoder = _Decoder(self, nodes)
-        if type(states) is list and len(states) == len(nodes):
-            for node, state in zip(nodes, states):
-                _apply(node, state, decoder)
         self.adopt(kernel_state)
         if reply[0] == "raise":
             raise _exception(reply[1], reply[2])
-        return decoder.value(reply[1])
+        value = decoder.value(reply[1])
+        if decoder.escaped and nodes:
+            self.kept.append(nodes)
+        return value
 
 
 class _Pickler(pickle.Pickler):
     """The grader's objects by value; the kernel's own (stand-ins) by their number."""
 
+    def reducer_override(self, obj):
+        # An optimizer pickles only its state and parameter groups; its hooks (a test's step counter) go too.
+        if isinstance(obj, torch.optim.Optimizer):
+            # Not the step function a scheduler wraps around it: the kernel's copy wraps its own.
+            state = {k: v for k, v in obj.__dict__.items() if not isinstance(v, (types.FunctionType, types.MethodType))}
+            return copyreg._reconstructor, (type(obj), object, None), state
+        return NotImplemented
+
     def persistent_id(self, obj):
         if type(obj) is RemoteObject:
             return object.__getattribute__(obj, "_number")
+        if type(obj) is KernelObject:
+            return obj.number
         return None
 
 
-def _exception(names, message) -> BaseException:
-    """The kernel's exception as one of the grader's own classes: its first builtin (or known) base."""
-    if type(names) is not list or type(message) is not str:
+def _exception(names, message) -> Exception:
+    """The kernel's exception as one of the grader's own classes: its first builtin (or known) base.
+    One that would stop a program (SystemExit, KeyboardInterrupt) fails the test as a RuntimeError."""
+    if type(names) is not list or type(message) is not str or not names:
         return WireError("an exception of the wrong form")
     for name in names:
-        if type(name) is not str:
-            continue
-        kind = _EXCEPTIONS.get(name) or getattr(builtins, name, None)
-        if isinstance(kind, type) and issubclass(kind, BaseException) and kind not in (KeyboardInterrupt, SystemExit,
-                                                                                       GeneratorExit):
+        kind = (_EXCEPTIONS.get(name) or getattr(builtins, name, None)) if type(name) is str else None
+        if isinstance(kind, type) and issubclass(kind, Exception):
             try:
                 return kind(message)
             except TypeError:       # an exception class whose constructor wants more
                 continue
-    return RuntimeError(message)
+    return RuntimeError(f"{str(names[0])[:100]}: {message}")
 
 
 # -- torch's global state -------------------------------------------------------------------------------
@@ -215,7 +229,7 @@ def _nodes(values) -> list:
     while stack and len(nodes) < MAX_NODES:
         value = stack.pop()
         kind = type(value)
-        if kind in _SCALARS or kind is RemoteObject or isinstance(value, _STATELESS) or id(value) in seen:
+        if kind in _SCALARS or kind in (RemoteObject, KernelObject) or isinstance(value, _STATELESS) or id(value) in seen:
             continue
         seen.add(id(value))
         if isinstance(value, torch.Tensor):
@@ -243,12 +257,26 @@ def _nodes(values) -> list:
 
 # -- answers into the grader's values ------------------------------------------------------------------
 
-class _Decoder:
-    """Builds the grader's values from an answer's tags (see `course.answer_server`)."""
+class KernelObject:
+    """In an argument's state, an object that only the kernel has (a hook a student's function left on
+    the test's model): it does nothing here, and using it fails. A live stand-in there would let the
+    student's code run on, and see, what the test computes with that argument afterwards. Sent back to
+    the kernel with its argument, it is the kernel's object again."""
 
-    def __init__(self, connection: Connection, nodes: list):
-        self.connection, self.nodes = connection, nodes
-        self.remote_seen = False        # did the last value hold a stand-in?
+    def __init__(self, number: int, type_name: str):
+        self.number, self.type_name = number, type_name
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name} left by the notebook's code>"
+
+
+class _Decoder:
+    """Builds the grader's values from an answer's tags (see `course.answer_server`); `inert`: objects
+    that stay in the kernel come as `KernelObject`s rather than as live stand-ins."""
+
+    def __init__(self, connection: Connection, nodes: list, inert: bool = False):
+        self.connection, self.nodes, self.inert = connection, nodes, inert
+        self.escaped = False        # did a value name an object that stays in the kernel?
 
     def value(self, item, depth: int = 0):
         if depth > 64:
@@ -261,9 +289,13 @@ class _Decoder:
         tag, rest = item[0], item[1:]
         if tag == "R" and len(rest) == 1 and type(rest[0]) is int and 0 <= rest[0] < len(self.nodes):
             return self.nodes[rest[0]]
-        if tag == "H" and len(rest) == 3 and type(rest[0]) is int and type(rest[1]) is str:
-            self.remote_seen = True
-            return self.connection.objects.setdefault(rest[0], RemoteObject(self.connection, rest[0], rest[1][:100]))
+        if tag == "H" and len(rest) == 4 and type(rest[0]) is int and type(rest[1]) is str and type(rest[3]) is list:
+            self.escaped = True
+            if self.inert:
+                return KernelObject(rest[0], rest[1][:100])
+            classes = tuple(c for c in rest[3][:100] if type(c) is str)
+            return self.connection.objects.setdefault(rest[0], RemoteObject(self.connection, rest[0], rest[1][:100],
+                                                                            classes))
         if tag == "T":
             return self.tensor(rest, depth)
         if tag == "D" and len(rest) == 1 and type(rest[0]) is str:
@@ -274,9 +306,12 @@ class _Decoder:
                 return dtype
         if tag == "S" and len(rest) == 1 and type(rest[0]) is list and all(type(n) is int for n in rest[0]):
             return torch.Size(rest[0])
-        if tag in ("tuple", "L") and len(rest) == 1 and type(rest[0]) is list:
+        if tag in ("tuple", "L", "set", "fset") and len(rest) == 1 and type(rest[0]) is list:
             items = [self.value(v, depth + 1) for v in rest[0]]
-            return tuple(items) if tag == "tuple" else items
+            try:
+                return {"tuple": tuple, "L": list, "set": set, "fset": frozenset}[tag](items)
+            except TypeError:
+                raise WireError("an unhashable set item") from None
         if tag == "M" and len(rest) == 2 and type(rest[0]) is list and type(rest[1]) is str:
             made = {"OrderedDict": OrderedDict, "defaultdict": dict}.get(rest[1], dict)()
             for pair in rest[0]:
@@ -290,6 +325,19 @@ class _Decoder:
             return made
         if tag == "G" and len(rest) == 2 and all(type(v) is str for v in rest):
             return _library_object(*rest)
+        if tag == "DC" and len(rest) == 3 and all(type(v) is str for v in rest[:2]) and type(rest[2]) is list:
+            kind = _library_object(rest[0], rest[1])
+            if not dataclasses.is_dataclass(kind) or not kind.__module__.startswith("helpers."):
+                raise WireError("a record that is not one of the course's")
+            fields = {}
+            for pair in rest[2]:
+                if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
+                    raise WireError("a record field of the wrong form")
+                fields[pair[0]] = self.value(pair[1], depth + 1)
+            try:
+                return kind(**fields)
+            except TypeError:
+                raise WireError("a record with the wrong fields") from None
         if tag == "MOD" and len(rest) == 1 and type(rest[0]) is str:
             return _library_module(rest[0])
         raise WireError(f"an answer tagged {tag[:20]!r} of the wrong form")
@@ -341,6 +389,9 @@ _LIBRARIES = ("torch", "numpy", "math", "collections", "functools", "itertools",
               "builtins", "typing", "random", "copy", "os", "pathlib", "tempfile", "matplotlib")
 
 
+_CLASS_LIBRARIES = ("torch", "numpy", "helpers", "collections", "builtins", "typing")
+
+
 def _library_module(name: str):
     """The grader's own import of a library module the notebook refers to (never a student's module)."""
     import importlib
@@ -351,57 +402,70 @@ def _library_module(name: str):
     return sys.modules.get(name) or importlib.import_module(name)
 
 
-def _library_object(module: str, qualname: str):
+def _library_object(module: str, qualname: str) -> type:
+    """The grader's own class of a library (a function would run here: those stay in the kernel)."""
+    if module.split(".")[0] not in _CLASS_LIBRARIES:
+        raise WireError(f"a class the grader does not take from its own libraries: {module[:80]}")
     found = _library_module(module)
     for part in qualname.split("."):
         found = getattr(found, part, _MISSING)
         if found is _MISSING:
             raise WireError(f"no {module}.{qualname[:80]} in the grader's libraries")
+    if not isinstance(found, type):
+        raise WireError(f"{module}.{qualname[:80]} is not a class")
     return found
 
 
 # -- changed arguments into the grader's originals ------------------------------------------------------
+
+def _apply_all(connection: Connection, nodes: list, states) -> None:
+    if type(states) is list and len(states) == len(nodes):
+        inert = _Decoder(connection, nodes, inert=True)
+        for node, state in zip(nodes, states):
+            _apply(node, state, inert)
+
 
 def _apply(node, state, decoder: _Decoder) -> None:
     """Bring the grader's `node` to the `state` its copy in the kernel has after the call."""
     if type(state) is not tuple or not state or type(state[0]) is not str or state[0] == "X":
         return
     tag = state[0]
-    if tag == "T" and isinstance(node, torch.Tensor):
-        _apply_tensor(node, decoder.tensor(state[1:], 0))
-    elif tag == "L" and type(node) is list and len(state) == 2:
-        new = _data_only(decoder, ("L", state[1]))
-        if new is not _MISSING and not _same(node, new):
-            node[:] = new
-    elif tag == "M" and isinstance(node, dict) and len(state) == 3:
-        new = _data_only(decoder, ("M", state[1], "dict"))
-        if new is not _MISSING and not _same(dict(node), new):
-            node.clear()
-            node.update(new)
-    elif tag == "GEN" and isinstance(node, torch.Generator) and len(state) == 2:
-        if type(state[1]) is torch.Tensor and state[1].dtype == torch.uint8:
-            try:
-                node.set_state(state[1])
-            except RuntimeError:
-                pass
-    elif tag == "A" and len(state) == 2 and type(state[1]) is list:
-        attributes = node.__dict__
-        for pair in state[1]:
-            if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
-                continue
-            new = _data_only(decoder, pair[1])
-            if new is not _MISSING and not _same(attributes.get(pair[0], _MISSING), new):
-                attributes[pair[0]] = new
-
-
-def _data_only(decoder: _Decoder, item):
-    """The decoded `item`, or _MISSING where it holds a stand-in: the kernel's objects never enter the grader's."""
-    decoder.remote_seen = False
     try:
-        value = decoder.value(item)
-    except WireError:
-        return _MISSING
-    return _MISSING if decoder.remote_seen else value
+        if tag == "T" and isinstance(node, torch.Tensor):
+            _apply_tensor(node, decoder.tensor(state[1:], 0))
+        elif tag == "L" and type(node) is list and len(state) == 2:
+            new = decoder.value(("L", state[1]))
+            new = [_keep_own(old, item) for old, item in zip(node, new)] + new[len(node):]
+            if not _same(node, new):
+                node[:] = new
+        elif tag == "M" and isinstance(node, dict) and len(state) == 3:
+            new = decoder.value(("M", state[1], "dict"))
+            new = {key: _keep_own(node.get(key, _MISSING), item) for key, item in new.items()}
+            if not _same(dict(node), new):
+                node.clear()
+                node.update(new)
+        elif tag == "GEN" and isinstance(node, torch.Generator) and len(state) == 2:
+            if type(state[1]) is torch.Tensor and state[1].dtype == torch.uint8:
+                node.set_state(state[1])
+        elif tag == "A" and len(state) == 2 and type(state[1]) is list:
+            attributes = node.__dict__
+            for pair in state[1]:
+                if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
+                    continue
+                current = attributes.get(pair[0], _MISSING)
+                new = _keep_own(current, decoder.value(pair[1]))
+                if not _same(current, new):
+                    attributes[pair[0]] = new
+    except (WireError, RuntimeError, TypeError, ValueError):
+        pass        # a state that does not fit: the grader's argument stays as it was
+
+
+def _keep_own(current, new):
+    """The grader's own function, class or module where the kernel only names an object of its own:
+    the kernel copy held the same one (a DataLoader's collate_fn), which it cannot send as data."""
+    if type(new) is KernelObject and isinstance(current, _STATELESS + (types.MethodType, functools.partial)):
+        return current
+    return new
 
 
 def _apply_tensor(node: torch.Tensor, new: torch.Tensor) -> None:
@@ -450,6 +514,8 @@ def _same(a, b) -> bool:
         return a == b or (type(a) is float and math.isnan(a) and math.isnan(b))
     if type(a) in (list, tuple):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if type(a) in (set, frozenset):
+        return all(type(x) in _SCALARS for x in a | b) and a == b
     if type(a) in (dict, OrderedDict, defaultdict):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a.items(), b.items()))
     if type(a) in (torch.device, torch.dtype, torch.Size):
@@ -474,12 +540,13 @@ def _request(stand_in, op: str, **fields):
 class RemoteObject:
     """An object that lives in the student's kernel: every use is a request served there."""
 
-    __slots__ = ("_connection", "_number", "_type_name", "__weakref__")
+    __slots__ = ("_connection", "_number", "_type_name", "_classes", "__weakref__")
 
-    def __init__(self, connection: Connection, number: int, type_name: str):
+    def __init__(self, connection: Connection, number: int, type_name: str, classes: tuple[str, ...] = ()):
         object.__setattr__(self, "_connection", connection)
         object.__setattr__(self, "_number", number)
         object.__setattr__(self, "_type_name", type_name)
+        object.__setattr__(self, "_classes", classes)   # module.qualname of its class and bases, as the kernel said
 
     def __getattr__(self, name: str):
         if name.startswith("__") and name.endswith("__"):
@@ -523,11 +590,21 @@ class RemoteObject:
             return _request(self, "method", name="detach", args=(), kwargs={})
         return self
 
+    def __course_is__(self, expected) -> bool:
+        """Whether the kernel says this object's class is `expected` (a class or a tuple) or derives from it."""
+        kinds = expected if isinstance(expected, tuple) else (expected,)
+        classes = object.__getattribute__(self, "_classes")
+        return any(f"{k.__module__}.{k.__qualname__}" in classes for k in kinds if isinstance(k, type))
+
     @classmethod
     def __torch_function__(cls, func, types_, args=(), kwargs=None):
-        # A torch function given a tensor that stays in the kernel works on its values here.
-        local = _localize((args, kwargs or {}))
-        return func(*local[0], **local[1])
+        # A torch function given a tensor that stays in the kernel (one with its autograd graph) runs
+        # there, so that the graph goes on: a loss on a student's model output, then backward().
+        for value in (*args, *(kwargs or {}).values()):
+            if type(value) is RemoteObject:
+                return object.__getattribute__(value, "_connection").request("call", target=func, args=args,
+                                                                              kwargs=kwargs or {})
+        return func(*args, **(kwargs or {}))
 
 
 def _iterate(stand_in):
@@ -540,16 +617,6 @@ def _iterate(stand_in):
             yield _request(iterator, "method", name="__next__", args=(), kwargs={})
         except StopIteration:
             return
-
-
-def _localize(value):
-    if type(value) is RemoteObject:
-        return value.__course_local__()
-    if type(value) in (list, tuple):
-        return type(value)(_localize(v) for v in value)
-    if type(value) is dict:
-        return {k: _localize(v) for k, v in value.items()}
-    return value
 
 
 for _name in ("__len__", "__getitem__", "__setitem__", "__delitem__", "__contains__", "__next__", "__int__",

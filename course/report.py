@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 
 from . import integrity
-from .execute import INTEGRITY, KERNEL_DIED, NOT_RUN, NOTE, NOTEBOOK_TIMEOUT, OUTPUT_LOST, is_test_cell
+from .execute import KERNEL_DIED, NOT_RUN, NOTE, NOTEBOOK_TIMEOUT, OUTPUT_LOST, is_test_cell
 from .cells import HIDDEN_NOTE, without_hidden
 
 _NETWORK = re.compile(r"Network is unreachable|name resolution|Name or service not known|"
@@ -171,8 +171,6 @@ def _classify(ename: str, evalue: str, test: bool) -> str | None:
         return f"notebook time limit reached ({evalue})"
     if ename == NOT_RUN:
         return f"not run: {evalue}"
-    if ename == INTEGRITY:
-        return f"integrity check failed: {evalue}"
     if ename == OUTPUT_LOST:
         return "its output never finished arriving (messages from the kernel were lost)"
     if ename == "CellTimeoutError":

@@ -16,12 +16,15 @@ import ast
 import builtins
 import contextlib
 import io
+import linecache
 import os
 import tempfile
 import traceback
 from pathlib import Path
 
 from nbformat.notebooknode import NotebookNode
+
+import helpers.notebook_state
 
 from .remote import Connection, global_state, set_global_state
 
@@ -82,7 +85,9 @@ class TestRunner:
             connection.start()
             self._bind(source, connection)
             code = compile(source, label, "exec")
-            with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), self._files():
+            linecache.cache[label] = (len(source), None, source.splitlines(keepends=True), label)
+            with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), self._files(), \
+                    _probes_ask(connection):
                 exec(code, self.namespace)
         except (ConnectionError, TimeoutError) as lost:
             failure = error = lost
@@ -130,10 +135,21 @@ class TestRunner:
             tempfile.tempdir, tempfile.mkdtemp = tempdir_before, made_before
 
 
+@contextlib.contextmanager
+def _probes_ask(connection: Connection):
+    """helpers' probes of the notebook's process state (helpers.notebook_state) ask the kernel."""
+    helpers.notebook_state.ask = lambda probe, args, kwargs: connection.request("call", target=probe, args=args,
+                                                                                  kwargs=kwargs)
+    try:
+        yield
+    finally:
+        helpers.notebook_state.ask = None
+
+
 def _error_output(error: BaseException, label: str) -> NotebookNode:
     ename, evalue = type(error).__name__, str(error)
     frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == label]
-    lines = [f"Traceback (in the test cell, run by the grader):"]
+    lines = ["Traceback (in the test cell, run by the grader):"]
     lines += [f"  line {f.lineno}: {f.line}" for f in frames]
     lines.append(f"\x1b[0;31m{ename}\x1b[0m: {evalue}")
     return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=lines)

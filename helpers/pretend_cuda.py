@@ -10,6 +10,10 @@ changes no counter. What a student may rely on:
 - `gpu.run_kernel(keep=..., temporary=...)`: what a piece of work does to the allocator:
   allocates `keep + temporary` bytes, queues a kernel, frees `temporary` (the output, `keep`,
   stays allocated). Both happen at once, on the host.
+- `gpu.kernel(keep=..., temporary=...)`: that piece of work as a function of no arguments, to hand
+  to the code under test; `nothing` is work that does nothing.
+- `gpu.run(fn, *args)`: `fn(*args)` with this device installed, in the process where the code
+  under test runs (helpers.notebook_state), its answer returned.
 - `with gpu.installed():` replaces `torch.cuda.is_available`, `synchronize`,
   `reset_peak_memory_stats` (and its old alias `reset_max_memory_allocated`),
   `max_memory_allocated`, `memory_allocated`, `memory_reserved`, `max_memory_reserved`,
@@ -26,6 +30,8 @@ import contextlib
 from unittest import mock
 
 import torch
+
+from .notebook_state import asks_notebook
 
 # The allocator reserves memory from the GPU in blocks; the pretend one rounds up to 2 MiB.
 RESERVE_BLOCK = 2 * 2**20
@@ -85,6 +91,16 @@ class PretendCUDA:
         self.allocate(keep + temporary)
         self.queued += 1
         self.free(temporary)
+
+    def kernel(self, keep: int = 0, temporary: int = 0) -> "Kernel":
+        """`run_kernel(keep, temporary)` as a function of no arguments."""
+        return Kernel(self, keep, temporary)
+
+    @asks_notebook
+    def run(self, fn, *args):
+        """`fn(*args)` with this device installed."""
+        with self.installed():
+            return fn(*args)
 
     # The torch.cuda functions this device answers.
     def is_available(self) -> bool:
@@ -150,3 +166,17 @@ class PretendCUDA:
                     if hasattr(module, name):
                         stack.enter_context(mock.patch.object(module, name, function))
             yield self
+
+
+class Kernel:
+    """A piece of work on a pretend device: calling it runs `gpu.run_kernel(keep, temporary)`."""
+
+    def __init__(self, gpu: PretendCUDA, keep: int, temporary: int):
+        self.gpu, self.keep, self.temporary = gpu, keep, temporary
+
+    def __call__(self) -> None:
+        self.gpu.run_kernel(keep=self.keep, temporary=self.temporary)
+
+
+def nothing() -> None:
+    """Work that does nothing."""

@@ -8,12 +8,15 @@ import torch
 from torch import nn
 from torch.nn.modules import module as _registry
 
+from .notebook_state import asks_notebook
+
 
 def forward_hooks_on(model: nn.Module) -> int:
     """How many forward hooks and forward pre-hooks are attached to `model` and every module inside it."""
     return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
 
 
+@asks_notebook
 def global_forward_hooks() -> int:
     """How many global forward hooks and pre-hooks (`register_module_forward_hook`) are attached."""
     return len(_registry._global_forward_hooks) + len(_registry._global_forward_pre_hooks)
@@ -30,3 +33,52 @@ class GradRecorder(nn.Module):
     def forward(self, x):
         self.seen.append(torch.is_grad_enabled())
         return self.inner(x)
+
+
+class OutOfOrderModel(nn.Module):
+    """Defines its layers in one order, runs them in another, and uses one ReLU twice (3 -> 2)."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(6, 2)
+        self.act = nn.ReLU()
+        self.body = nn.Sequential(nn.Linear(3, 6), nn.Tanh())
+        self.unused = nn.Linear(100, 100)
+
+    def forward(self, x):
+        return self.head(self.act(self.body(self.act(x))))
+
+
+class CountsCalls(nn.Module):
+    """One linear layer (2 -> 2) that counts its forward passes in `calls`."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer, self.calls = nn.Linear(2, 2), 0
+
+    def forward(self, x):
+        self.calls += 1
+        return self.layer(x)
+
+
+class FailsAfterLastLayer(nn.Module):
+    """An encoder (3 -> 5, ReLU) and a decoder (5 -> 3) whose forward then fails on a shape error."""
+
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Sequential(nn.Linear(3, 5), nn.ReLU())
+        self.decoder = nn.Linear(5, 3)
+
+    def forward(self, x):
+        h = self.encoder(x)
+        return self.decoder(h) + torch.zeros(2)      # a shape error after the last leaf
+
+
+class OutputShapes:
+    """A forward hook that records, in `seen`, the shape of each output it sees."""
+
+    def __init__(self):
+        self.seen = []
+
+    def __call__(self, module, inputs, output):
+        self.seen.append(tuple(output.shape))

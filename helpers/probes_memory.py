@@ -74,3 +74,13 @@ def check_parameters_close(model, expected, what: str, atol: float = 1e-5) -> No
     for (name, p), q in zip(model.named_parameters(), expected.parameters()):
         check_dtype(p, q.dtype, f"parameter {name} {what}")
         check_close(p, q, f"parameter {name} {what}", atol=atol)
+
+
+class StepCounter:
+    """An optimizer step hook (`optimizer.register_step_post_hook(counter)`) that counts the steps in `count`."""
+
+    def __init__(self):
+        self.count = 0
+
+    def __call__(self, optimizer, args, kwargs) -> None:
+        self.count += 1

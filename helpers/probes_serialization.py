@@ -8,9 +8,12 @@ model the way an exercise asks (the tests call the student's functions for that)
     state = load_weights_only(path, "the file save_weights wrote")
     check_same_state(state, model.state_dict(), "the saved state_dict")
     moves = record_moves(model)                       # model.to("cpu") appends device('cpu')
-    with cpu_only_machine("load_weights of a GPU checkpoint"):
-        load_weights(model, gpu_file, "cpu")
-    ran = payload_runs(lambda path: load_weights(model, path, "cpu"), model.state_dict())
+    on_cpu_only_machine("load_weights of a GPU checkpoint", load_weights, model, gpu_file, "cpu")
+    ran = payload_runs(model.state_dict(), load_weights, model, TRAP, "cpu")
+    result, restores = spy_cuda_rng(load_checkpoint, path, model, optimizer, scheduler, "cpu")
+
+The last three run the function they are given in the process where the notebook runs (see
+helpers/notebook_state.py), where a payload would run and torch.cuda is what the code sees.
 """
 
 import builtins
@@ -23,13 +26,19 @@ import torch
 from torch import nn
 
 from helpers.checks import check_close, check_equal, check_type
+from helpers.notebook_state import asks_notebook
 
-_SCRATCH = tempfile.TemporaryDirectory(prefix="course-tests-")   # removed when the interpreter exits
+# One scratch folder per temporary folder in use (a grader changes it between notebooks), each
+# removed when the interpreter exits.
+_SCRATCH: dict[str, tempfile.TemporaryDirectory] = {}
 
 
 def scratch_file(name: str) -> Path:
     """A path called `name` in a temporary folder of this process (nothing is created)."""
-    return Path(_SCRATCH.name) / name
+    base = tempfile.gettempdir()
+    if base not in _SCRATCH or not Path(_SCRATCH[base].name).is_dir():
+        _SCRATCH[base] = tempfile.TemporaryDirectory(prefix="course-tests-")
+    return Path(_SCRATCH[base].name) / name
 
 
 def load_weights_only(path, what: str):
@@ -67,10 +76,22 @@ def cpu_only_machine(what: str):
                                  f"got RuntimeError: {error}") from None
 
 
-def payload_runs(load, content: dict) -> bool:
-    """Whether `load(path)` runs code hidden in a file at `path` that holds `content` plus a payload.
+@asks_notebook
+def on_cpu_only_machine(what: str, fn, *args):
+    """`fn(*args)` inside `cpu_only_machine(what)`."""
+    with cpu_only_machine(what):
+        return fn(*args)
 
-    The payload sets a flag when unpickled; whatever `load` raises is ignored (refusing is right).
+
+TRAP = "<the trapped file>"     # in payload_runs' arguments, stands for the file's path
+
+
+@asks_notebook
+def payload_runs(content: dict, fn, *args) -> bool:
+    """Whether `fn(*args)`, with `TRAP` in `args` replaced by the path of a file that holds `content`
+    plus a payload, runs that payload.
+
+    The payload sets a flag when unpickled; whatever `fn` raises is ignored (refusing is right).
     """
     from helpers.checkpoints import ArbitraryCode
 
@@ -79,13 +100,23 @@ def payload_runs(load, content: dict) -> bool:
     try:
         torch.save(dict(content, extra=ArbitraryCode("import builtins; builtins._course_payload_ran = True")), path)
         try:
-            load(path)
+            fn(*(path if type(arg) is str and arg == TRAP else arg for arg in args))
         except Exception:
             pass
         return builtins._course_payload_ran
     finally:
         del builtins._course_payload_ran
         path.unlink(missing_ok=True)
+
+
+@asks_notebook
+def spy_cuda_rng(fn, *args) -> tuple:
+    """`fn(*args)` on a pretend one-GPU machine whose `torch.cuda.set_rng_state_all` and `set_rng_state`
+    only count their calls: `fn`'s result, and how many times either was called."""
+    with mock.patch("torch.cuda.is_available", return_value=True), \
+            mock.patch("torch.cuda.set_rng_state_all") as set_all, mock.patch("torch.cuda.set_rng_state") as set_one:
+        result = fn(*args)
+    return result, set_all.call_count + set_one.call_count
 
 
 class _RecordsMoves:

@@ -2,7 +2,8 @@
 and a meter of the memory autograd keeps for a backward pass.
 
 Tests hand the probes to a student's function and judge the records; nothing here trains or
-evaluates anything itself.
+evaluates anything itself. The records are plain data (lists of bools, tuples and `Call`s), so
+that they reach a test that runs outside the notebook's process (see course/remote.py).
 
     probe = LoopProbe(nn.Linear(3, 1))
     train_one_epoch(probe, probe_loader(x, y, batch_size=4), probe.loss(nn.MSELoss()), optimizer, device)
@@ -19,12 +20,15 @@ from torch.utils.data import TensorDataset
 
 
 class UnmovedBatch(torch.Tensor):
-    """A batch tensor as `probe_loader` yields it. Its `.to(...)` notes that it was called and
-    returns a plain tensor, so both the loader and whoever receives the batch can tell whether it
-    went through `.to(device)` (on a CPU, moving to the CPU changes nothing else that could be seen)."""
+    """A batch tensor as `probe_loader` yields it. Its `.to(...)` notes in its loader's `moved` that
+    it was called and returns a plain tensor, so both the loader and whoever receives the batch can
+    tell whether it went through `.to(device)` (on a CPU, moving to the CPU changes nothing else
+    that could be seen)."""
 
     def to(self, *args, **kwargs):
-        self.moved = True
+        log, key = getattr(self, "_moved_log", (None, None))
+        if log is not None:
+            log.append(key)
         return torch.Tensor.to(self.as_subclass(torch.Tensor), *args, **kwargs)
 
 
@@ -36,12 +40,15 @@ class ProbeLoader:
     def __init__(self, x: torch.Tensor, y: torch.Tensor, batch_size: int):
         self.dataset, self.batch_size = TensorDataset(x, y), batch_size
         self._batches = [(x[i:i + batch_size], y[i:i + batch_size]) for i in range(0, len(x), batch_size)]
-        self.yielded: list[tuple[UnmovedBatch, UnmovedBatch]] = []
+        self.yielded = 0                            # batches yielded so far, over every pass
+        self.moved: list[tuple[int, str]] = []      # (batch number, "x" or "y") whose .to() was called
 
     def __iter__(self):
         for xb, yb in self._batches:   # fresh objects each pass: .to() on one pass leaves no trace on the next
             batch = (xb.clone().as_subclass(UnmovedBatch), yb.clone().as_subclass(UnmovedBatch))
-            self.yielded.append(batch)
+            for name, t in zip("xy", batch):
+                t._moved_log = (self.moved, (self.yielded, name))
+            self.yielded += 1
             yield batch
 
     def __len__(self) -> int:
@@ -49,8 +56,9 @@ class ProbeLoader:
 
     def unmoved(self) -> list[str]:
         """The x and y of every batch yielded so far whose `.to(...)` was never called."""
+        moved = set(self.moved)
         return [f"{name} of batch {i % len(self)} (pass {i // len(self)})"
-                for i, batch in enumerate(self.yielded) for name, t in zip("xy", batch) if not getattr(t, "moved", False)]
+                for i in range(self.yielded) for name in "xy" if (i, name) not in moved]
 
 
 def probe_loader(x: torch.Tensor, y: torch.Tensor, batch_size: int) -> ProbeLoader:
@@ -80,17 +88,25 @@ class LoopProbe(nn.Module):
         self.calls.append(Call(not isinstance(x, UnmovedBatch), self.training, torch.is_grad_enabled()))
         return self.inner(x.as_subclass(torch.Tensor))
 
-    def loss(self, base):
+    def loss(self, base) -> "ProbeLoss":
         """`base` (e.g. `nn.MSELoss()`), recording for each call whether its targets were moved."""
-        def loss_fn(outputs, targets):
-            self.targets_moved.append(not isinstance(targets, UnmovedBatch))
-            return base(outputs.as_subclass(torch.Tensor), targets.as_subclass(torch.Tensor))
-        return loss_fn
+        return ProbeLoss(self, base)
 
     def unmoved(self) -> list[str]:
         """Which inputs (`x`) and targets (`y`) reached the model or the loss without `.to(device)`."""
         return ([f"x of forward pass {i}" for i, call in enumerate(self.calls) if not call.moved]
                 + [f"y of loss call {i}" for i, moved in enumerate(self.targets_moved) if not moved])
+
+
+class ProbeLoss:
+    """A loss function (`base`) that notes in `probe.targets_moved` whether each call's targets were moved."""
+
+    def __init__(self, probe: LoopProbe, base):
+        self.probe, self.base = probe, base
+
+    def __call__(self, outputs, targets):
+        self.probe.targets_moved.append(not isinstance(targets, UnmovedBatch))
+        return self.base(outputs.as_subclass(torch.Tensor), targets.as_subclass(torch.Tensor))
 
 
 def slope_problem(val_slope: float, lr: float = 0.01, weight: float = 0.0):

@@ -1,12 +1,14 @@
 """Unit tests of helpers.probes_serialization: each probe passes a right answer and names a wrong one."""
 
 import pytest
+import functools
+
 import torch
 from torch import nn
 
 from helpers.checkpoints import save_as_if_on_cuda
 from helpers.probes_serialization import (
-    check_moved, check_same_state, cpu_only_machine, load_weights_only, payload_runs, record_moves, scratch_file)
+    check_moved, check_same_state, TRAP, cpu_only_machine, load_weights_only, payload_runs, record_moves, scratch_file)
 
 
 def test_scratch_files_share_one_existing_folder():
@@ -53,9 +55,9 @@ def test_cpu_only_machine_turns_the_missing_gpu_error_into_a_failure():
 
 def test_payload_runs_only_when_the_file_is_unpickled_unsafely():
     state = nn.Linear(2, 1).state_dict()
-    assert payload_runs(lambda path: torch.load(path, weights_only=False), state) is True
-    assert payload_runs(lambda path: torch.load(path, weights_only=True), state) is False
-    assert payload_runs(lambda path: None, state) is False
+    assert payload_runs(state, functools.partial(torch.load, weights_only=False), TRAP) is True
+    assert payload_runs(state, functools.partial(torch.load, weights_only=True), TRAP) is False
+    assert payload_runs(state, print, "not the file") is False
 
 
 def test_record_moves_notes_every_request_and_keeps_the_model():

@@ -1,0 +1,25 @@
+"""Probes of the notebook's own process: where a test asks about state that is global to it.
+
+Most tests judge what a student's function returns and what it did to its arguments. A few
+ask about the process itself (a global forward hook left registered). When `course grade`
+runs a test outside the notebook's process (see course/verdicts.py), a probe marked with
+`asks_notebook` is called in the notebook's process, where that state is, and its answer
+comes back as data; run anywhere else (a student's own kernel), it simply runs.
+"""
+
+import functools
+
+# Set by course grade while it runs a test outside the notebook: ask(probe, args, kwargs).
+ask = None
+
+
+def asks_notebook(probe):
+    """Mark `probe` (a function of helpers, taking and returning data) as asking the notebook's process."""
+
+    @functools.wraps(probe)
+    def asking(*args, **kwargs):
+        if ask is not None:
+            return ask(asking, args, kwargs)
+        return probe(*args, **kwargs)
+
+    return asking
