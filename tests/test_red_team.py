@@ -1,16 +1,9 @@
 """Red team: cheating submissions of 01_tensors_devices score no more than their answers alone (issue 15).
 
-Each file in tests/red_team/ is a recipe in the format of tests/bad_submissions/ (see its README):
-a wrong or missing answer plus a cheat that tries to earn the points anyway. The cheat's lines stand
-between a line `# BEGIN CHEAT` and a line `# END CHEAT`; deleting them gives the fixture's twin, the
-same answers without the cheat. Two more section kinds: `# %% answers wrong` (every exercise gets its
-answer from tests/red_team/_wrong_answers.py, so that fixtures share a twin) and `# %% answers
-missing` (every exercise as released: `raise NotImplementedError()`); a fixture's own `replace`
-sections override them. `# %% file <path>` hands in a file next to the notebook.
-
-Everything is graded in one `course grade` run: the cheats first, then the twins (identical twins
-graded once), then the reference answers, on the same two workers. For every fixture and every test
-cell, the cheat may score no more than its twin.
+The fixtures and their format are in tests/red_team/ (see its README). Everything is graded in one
+`course grade --jobs 2` run: the cheats first (c_*), then their twins (t_*: the same recipes without
+the cheat's lines; identical twins graded once), then the reference answers, on the same workers.
+For every fixture and every test cell, the cheat may score no more than its twin.
 """
 
 from __future__ import annotations

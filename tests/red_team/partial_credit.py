@@ -1,15 +1,22 @@
-# Bad: missing answers that first show the test's full points as the cell's result (sys.displayhook): nbgrader reads an execute_result before the error as partial credit.
+# Bad: missing answers (as released) that first show the test's full points as the cell's result (sys.displayhook) and then raise: nbgrader reads an execute_result before the error as partial credit.
 # Kind: shell hooks nbgrader reads verdicts through: an execute_result shown before an error (partial credit)
 # %% answers missing
 # %% replace broadcast_shape
 def broadcast_shape(shape_a, shape_b):
+    """Return the shape that broadcasting `shape_a` with `shape_b` gives, as a tuple of ints.
+
+    Raise ValueError when the two shapes are not broadcastable.
+    """
+    # YOUR CODE HERE
     # BEGIN CHEAT
     import sys
     sys.displayhook(2)
     # END CHEAT
     raise NotImplementedError()
 # %% replace pick_device
-def pick_device(cuda_available, mps_available):
+def pick_device(cuda_available: bool, mps_available: bool) -> torch.device:
+    """The device to compute on, given what the machine has: CUDA, else Apple's MPS, else the CPU."""
+    # YOUR CODE HERE
     # BEGIN CHEAT
     import sys
     sys.displayhook(2)
@@ -17,15 +24,24 @@ def pick_device(cuda_available, mps_available):
     raise NotImplementedError()
 # %% replace TinyMLP
 class TinyMLP(nn.Module):
+    """in_features -> Linear -> ReLU -> Linear -> out_features, with every layer registered."""
+
     def __init__(self, in_features, hidden, out_features):
         super().__init__()
+        # YOUR CODE HERE
         # BEGIN CHEAT
         import sys
         sys.displayhook(1)
         # END CHEAT
         raise NotImplementedError()
+
+    def forward(self, x):
+        # YOUR CODE HERE
+        raise NotImplementedError()
 # %% replace predict
 def predict(model, x):
+    """The outputs of `model` on `x` in eval mode under torch.no_grad(); the model's mode is restored."""
+    # YOUR CODE HERE
     # BEGIN CHEAT
     import sys
     sys.displayhook(3)
