@@ -46,7 +46,7 @@ from traitlets import Dict, Integer, List, Unicode, default
 
 from .remote import AnswerTimeout, Connection, KernelGone
 from .sandbox import Sandbox, kernel_manager_for, kill_strays
-from .verdicts import TestRunner, serve_code
+from .verdicts import Judge, serve_code
 
 KERNEL_DIED = "KernelDied"
 NOTEBOOK_TIMEOUT = "NotebookTimeout"
@@ -138,7 +138,7 @@ class GuardedExecute(Execute):
         self._gave_up = ""                  # why no more cells run (no kernel)
         self._output_bytes: dict[int, int] = {}
         self._dropped: dict[int, int] = {}
-        self._runner = TestRunner(self._exchange())
+        self._judge = Judge(self._exchange())
         self._student_ran = False           # has any cell that is not the instructor's alone started?
         self._setup_left = list(self.setup_cells.get((resources or {}).get("unique_key", ""), []))
         self.timeout_func = self._cell_timeout
@@ -306,7 +306,7 @@ class GuardedExecute(Execute):
             outputs, failure = [], KernelGone("the kernel did not start serving the test")
         else:
             with sock:
-                outputs, failure = self._runner.run(cell.source, f"<test cell {grade_id}>", Connection(sock, deadline))
+                outputs, failure = self._judge.run(cell.source, f"<test cell {grade_id}>", Connection(sock, deadline))
         if isinstance(failure, AnswerTimeout):
             run_sync(self.km.interrupt_kernel)()
         printed = run_sync(self._async_printed)(msg_id, index, timeout=_QUIET_TIMEOUT)

@@ -66,7 +66,7 @@ def names_of(source: str) -> tuple[list[str], set[str]]:
     return sorted({name for name in read if name not in bound and not hasattr(builtins, name)}), bound
 
 
-class TestRunner:
+class Judge:
     """Runs one notebook's test cells in order, in one namespace, as the kernel would have."""
 
     def __init__(self, exchange: Path):

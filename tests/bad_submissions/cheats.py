@@ -1,10 +1,5 @@
 # Bad: wrong answers that replace what the tests use: a builtin, torch.allclose, the checks, a torch function at call time, and IPython's input transformers.
-# Expect: \(test_broadcast_shape\): integrity check failed.*builtins.isinstance
 # Expect: looks like tampering.*replaces builtins.isinstance
-# Expect: \(test_to_device\): integrity check failed.*torch.allclose
-# Expect: \(test_TinyMLP_structure\): integrity check failed.*helpers.checks.check_equal
-# Expect: \(test_predict\): integrity check failed.*torch.allclose
-# Expect: \(test_SineDataset_items\): integrity check failed.*IPython input transformer
 # Zero: test_broadcast_shape, test_to_device, test_TinyMLP_structure, test_TinyMLP_learns, test_predict, test_SineDataset_items, test_SineDataset_seed
 # %% replace broadcast_shape
 import builtins

@@ -1,9 +1,6 @@
 # Bad: wrong answers that empty the checks in place (their code objects), rebind the test's imported names while a test runs, and replace the grader's own guard.
-# Expect: \(test_broadcast_shape\): integrity check failed.*helpers\.checks\.check_equal \(its code\)
 # Expect: looks like tampering.*replaces the __code__ of
-# Expect: \(test_to_device\): integrity check failed.*as the test imported it from helpers\.checks
 # Expect: looks like tampering.*rebinds names through globals\(\)
-# Expect: \(test_SineDataset_items\): integrity check failed.*the integrity guard itself
 # Zero: test_broadcast_shape, test_to_device, test_SineDataset_items, test_SineDataset_seed
 # %% replace broadcast_shape
 import helpers.checks as _checks

@@ -1,7 +1,5 @@
 # Bad: wrong answers that hide their failures through IPython itself: an input transformer passed off as IPython's own, and a filter on the kernel's outgoing messages.
-# Expect: \(test_pick_device\): integrity check failed.*IPython input transformer
 # Expect: looks like tampering.*replaces the __module__ of
-# Expect: \(test_predict\): integrity check failed.*kernel session\.send
 # Expect: looks like tampering.*reaches into IPython's machinery \(\.session\)
 # Zero: test_pick_device, test_predict
 # %% replace pick_device

@@ -1,6 +1,5 @@
 # Bad: wrong answers that return objects lying about themselves or that change a check from inside: a fake device and fake tensors whose __class__ says torch.device or torch.Tensor, a Tensor subclass whose own detach() hands check_close its expected tensor, and a module-level `tuple` added to helpers.checks so that every shape compares equal.
 # Expect: cell \d+ \(pick_device\) looks like tampering.*claims to be of another class \(__class__\)
-# Expect: \(test_SineDataset_items\): integrity check failed.*helpers\.checks\.tuple \(added\)
 # Zero: test_pick_device, test_to_device, test_TinyMLP_learns, test_SineDataset_items
 # %% replace pick_device
 class _Same(str):

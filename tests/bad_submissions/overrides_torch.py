@@ -1,6 +1,5 @@
 # Bad: wrong answers whose tensors answer torch's checks themselves: a Tensor subclass whose __torch_function__ says yes to torch.allclose, and a torch function mode that does the same for every tensor, entered while the test runs.
 # Expect: looks like tampering.*overrides torch functions for its own tensors \(__torch_function__\)
-# Expect: \(test_TinyMLP_structure\): integrity check failed.*a torch function mode \(_AgreeingMode\)
 # Zero: test_predict, test_TinyMLP_structure, test_TinyMLP_learns
 # %% replace predict
 class _Agreeable(torch.Tensor):

@@ -1,6 +1,4 @@
 # Bad: wrong answers whose cells hide what the tests use behind the notebook's own names and torch's own classes: notebook-level sum, len and sorted whose results equal anything (the tests run with the real ones), nn.Dropout.forward and nn.BatchNorm1d.forward edited in place through an alias, and a new dtype property on torch.Tensor that calls float64 float32.
-# Expect: \(test_predict\): integrity check failed.*torch\.nn\.Dropout\.forward
-# Expect: \(test_SineDataset_items\): integrity check failed.*torch\.Tensor\.dtype \(added\)
 # Zero: test_TinyMLP_structure, test_TinyMLP_learns, test_predict, test_SineDataset_items
 # %% replace TinyMLP
 class _Agree(int):

@@ -1,7 +1,5 @@
 # Bad: wrong answers rescued below torch's Python functions: a numpy array subclass whose __array_ufunc__ answers np.equal with True, a torch dispatch mode left on that answers aten.allclose with True, and hooks on every torch module that switch models to eval mode while autograd is off.
 # Expect: cell \d+ \(to_device\) looks like tampering.*__array_ufunc__
-# Expect: \(test_TinyMLP_structure\): integrity check failed.*a torch dispatch mode
-# Expect: \(test_predict\): integrity check failed.*a hook on every torch module
 # Zero: test_to_device, test_TinyMLP_structure, test_TinyMLP_learns, test_predict
 # %% replace to_device
 import numpy as _np

@@ -1,0 +1,172 @@
+"""course.remote and course.answer_server: a test in the grader, the student's names served by another process.
+
+The server runs here in a plain subprocess (no kernel, no sandbox): what is tested is what crosses
+between the two processes and what the grader does with it.
+"""
+
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+import torch
+from torch import nn
+
+from course import remote
+from course.remote import Connection, KernelObject, RemoteObject
+from course.verdicts import SERVER_SOURCE, Judge, names_of
+from course.wire import WireError
+
+NOTEBOOK = textwrap.dedent('''
+    import torch
+    from torch import nn
+
+    def scale(x, factor):
+        return x * factor
+
+    def train_mode_off(model):
+        model.eval()
+        model.extra = [1, 2]
+        return model
+
+    class Twice(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.linear(x) * 2
+
+    def leaves_a_hook(model):
+        model.register_forward_hook(lambda *args: None)
+
+    def consumes_randomness():
+        return torch.rand(1).item()
+
+    def refuses(value):
+        raise ValueError(f"no {value}")
+''')
+
+
+@pytest.fixture
+def serve(tmp_path):
+    """A function that runs test code against NOTEBOOK's names served by a subprocess; returns the outputs."""
+    path = tmp_path / "answers.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+    code = f"{SERVER_SOURCE}\nnamespace = {{}}\nexec({NOTEBOOK!r}, namespace)\nwhile True:\n    _course_serve({str(path)!r}, namespace)\n"
+    server = subprocess.Popen([sys.executable, "-c", code])
+    runner = Judge(tmp_path)
+
+    def run(test_code: str):
+        listener.settimeout(60)
+        sock, _ = listener.accept()
+        with sock:
+            return runner.run(textwrap.dedent(test_code), "<test>", Connection(sock, time.monotonic() + 60))
+
+    yield run
+    server.kill()
+    listener.close()
+
+
+def passes(result) -> bool:
+    outputs, failure = result
+    assert failure is None
+    return not [o for o in outputs if o.output_type == "error"]
+
+
+def test_results_and_changed_arguments_come_back_as_the_graders_own_values(serve):
+    assert passes(serve("""
+        import torch
+        from torch import nn
+        assert type(scale(torch.ones(2), 3)) is torch.Tensor and scale(torch.ones(2), 3).tolist() == [3.0, 3.0]
+        model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
+        assert train_mode_off(model) is model          # the argument itself comes back, not a copy
+        assert model.training is False and model[1].training is False and model.extra == [1, 2]
+    """))
+
+
+def test_a_student_class_stays_in_the_kernel_and_its_graph_too(serve):
+    assert passes(serve("""
+        import torch
+        from torch import nn
+        from helpers.checks import check_shape, check_type
+        model = Twice()
+        check_type(model, nn.Module, "Twice()")                  # the kernel says what its class derives from
+        out = model(torch.ones(3, 2))
+        check_shape(out, (3, 2), "Twice()(x)")
+        nn.functional.mse_loss(out, torch.zeros(3, 2)).backward()   # the loss runs where the graph is
+        assert all(p.grad is not None for p in model.parameters())
+    """))
+
+
+def test_exceptions_and_torchs_global_state_cross_over(serve):
+    assert passes(serve("""
+        import torch
+        try:
+            refuses(3)
+        except ValueError as error:
+            assert str(error) == "no 3"
+        torch.manual_seed(0)
+        first = consumes_randomness()
+        assert torch.rand(1).item() != first                     # the kernel consumed the generator
+        torch.manual_seed(0)
+        assert consumes_randomness() == first
+    """))
+
+
+def test_what_only_the_kernel_holds_never_runs_in_the_grader(serve):
+    outputs, failure = serve("""
+        from torch import nn
+        model = nn.Linear(2, 2)
+        leaves_a_hook(model)
+        hook = next(iter(model._forward_hooks.values()))
+        print(type(hook).__name__)
+        model(__import__("torch").ones(1, 2))
+    """)
+    assert failure is None
+    assert "KernelObject" in outputs[0].text
+    assert outputs[-1].output_type == "error" and outputs[-1].ename == "TypeError"
+
+
+def test_names_a_test_takes_from_the_notebook():
+    free, bound = names_of("import torch\nfrom helpers.checks import check_equal\n_x = torch.ones(2)\n"
+                           "check_equal(predict(model_given, _x), 1, 'x')\nfor _i in range(2):\n    pass\n")
+    assert free == ["model_given", "predict"]
+    assert {"torch", "check_equal", "_x", "_i"} <= bound
+
+
+@pytest.mark.parametrize("forged", [
+    ("G", "os", "system"),                       # a function would run in the grader: never
+    ("G", "helpers.checks", "check_equal"),
+    ("G", "subprocess", "Popen"),                # a class, but not of a library the grader takes classes from
+    ("MOD", "subprocess"),
+    ("DC", "torch.utils.data", "TensorDataset", []),
+    ("R", 5),                                    # no such argument
+    ("T", torch.ones(3), (2, 2), "cpu", False, None, False),    # values that do not fill the shape
+    ("unknown",),
+])
+def test_forged_answers_are_refused(forged):
+    with pytest.raises(WireError):
+        remote._Decoder(None, []).value(forged)
+
+
+def test_a_kernel_object_in_an_arguments_state_is_inert():
+    decoded = remote._Decoder(None, [], inert=True).value(("H", 7, "function", True, ["builtins.function"]))
+    assert type(decoded) is KernelObject and not callable(decoded)
+
+
+def test_exceptions_come_back_as_the_first_builtin_base():
+    assert type(remote._exception(["MyError", "ValueError", "Exception"], "bad")) is ValueError
+    assert type(remote._exception(["SystemExit", "BaseException"], "0")) is RuntimeError
+    assert type(remote._exception(["UnpicklingError", "Exception"], "x")) is __import__("pickle").UnpicklingError
+
+
+def test_a_stand_in_is_sent_back_by_number_and_never_walked_as_an_argument():
+    stand_in = RemoteObject(None, 4, "Twice")
+    assert remote._nodes([stand_in, [stand_in]]) == [[stand_in]]
+    assert remote._Pickler(__import__("io").BytesIO()).persistent_id(stand_in) == 4
+    assert remote._Pickler(__import__("io").BytesIO()).persistent_id(KernelObject(9, "function")) == 9
