@@ -34,6 +34,10 @@ def _worker_main(fd: int, slot: int, threads: int) -> None:
     from nbgrader.apps import NbGraderAPI  # noqa: F401
 
     from . import execute, feedback  # noqa: F401
+
+    # The tests run here (course.verdicts): with the same share of the cores as this worker's kernels.
+    import torch
+    torch.set_num_threads(threads)
     conn = Connection(fd)
     while True:
         try:

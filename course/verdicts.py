@@ -125,7 +125,7 @@ class Judge:
 
         def mkdtemp(*args, **kwargs):
             folder = made_before(*args, **kwargs)
-            os.chmod(folder, 0o777)
+            os.chmod(folder, 0o1777)     # the kernel writes there; what the test wrote stays the test's
             return folder
 
         tempfile.tempdir, tempfile.mkdtemp = str(self.exchange), mkdtemp
