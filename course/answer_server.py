@@ -8,15 +8,16 @@ kernel's objects: read a name of the notebook, call a function or a method, read
 set an attribute. The grader runs the test in its own process (`course.remote`) and
 sends here only the arguments a call needs.
 
-What this module sends back is data only (`course.remote` decodes it with
-`torch.load(weights_only=True)` and exact type checks): numbers, strings, plain tensors,
-tuples, lists and dicts of these, tagged so that the grader can tell a reference to one
-of its own arguments (`R`), an object that stays here and is named by a number (`H`),
-a tensor with its device, `requires_grad` and `.grad` (`T`) and so on. After every call
-it also sends the state of every argument the grader listed (a model's parameters and
-flags, an optimizer's state, a probe's records), and torch's global state (gradient mode,
-random number generator, default dtype), which the grader takes over, so that a test
-sees what the call changed exactly as it would in the kernel.
+What this module sends back is data only (`pack`: JSON plus the raw bytes of tensors, which
+`course.wire.decode` reads without running anything): numbers, strings, plain tensors,
+tuples, lists, dicts and sets of these, tagged so that the grader can tell a reference to
+one of its own arguments (`R`), an object that stays here and is named by a number (`H`),
+a tensor with its device, `requires_grad` and `.grad` (`T`), a record of the course's
+probes (`DC`) and so on. After every request it also sends the state of every argument
+the grader listed (a model's parameters and flags, an optimizer's state, a probe's
+records), and torch's global state (gradient mode, random number generator, default
+dtype), which the grader takes over, so that a test sees what the call changed exactly as
+it would in the kernel.
 
 Nothing here is trusted: a student's code can replace any of it, and then sends nonsense
 that the grader refuses or judges as a wrong answer. The file runs with only the standard
@@ -134,7 +135,9 @@ class _Server:
         index = self.node_ids.get(id(value))
         if index is not None and self.nodes[index] is value:
             return ("R", index)
-        if isinstance(value, _torch.Tensor) and kind in (_torch.Tensor, _torch.nn.Parameter):
+        if isinstance(value, _torch.Tensor):
+            if kind not in (_torch.Tensor, _torch.nn.Parameter):
+                value = _torch.Tensor.as_subclass(value, _torch.Tensor)    # a subclass: its values, plainly
             if value.grad_fn is not None or value.is_sparse or value.layout != _torch.strided:
                 return self.handle(value)      # a graph (backward happens here) or an odd layout
             return self.tensor(value, depth)
@@ -323,3 +326,7 @@ def _course_serve(path, namespace):
 
 
 _SERVERS = {}       # this module is loaded once per kernel (see course.verdicts.serve_code)
+
+# Unpickling a tensor imports parts of torch on first use: let that happen now, when the kernel starts
+# (course.verdicts.load_code), not in the middle of a test, after student code has run.
+_pickle.loads(_pickle.dumps((_torch.zeros(1), _torch.nn.Linear(1, 1))))

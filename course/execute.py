@@ -46,7 +46,7 @@ from traitlets import Dict, Integer, List, Unicode, default
 
 from .remote import AnswerTimeout, Connection, KernelGone
 from .sandbox import Sandbox, kernel_manager_for, kill_strays
-from .verdicts import Judge, serve_code
+from .verdicts import Judge, load_code, serve_code
 
 KERNEL_DIED = "KernelDied"
 NOTEBOOK_TIMEOUT = "NotebookTimeout"
@@ -201,7 +201,7 @@ class GuardedExecute(Execute):
         except Exception as error:
             self._not_started(error)
             raise
-        if await self._async_quiet("pass", timeout=120) is None:
+        if await self._async_quiet(load_code(), timeout=120) is None:
             await self._async_cleanup_kernel()
             error = RuntimeError("the new kernel stopped answering before any cell ran")
             self._not_started(error)

@@ -8,9 +8,9 @@ values of the grader's own:
 
 - requests go in as pickles of the grader's own objects (its models, tensors, probes,
   optimizers: only what the call needs), with the kernel's own objects named by number;
-- answers come back as data only: `course.wire.decode` reads them with
-  `torch.load(weights_only=True)` and exact type checks, then `_Decoder` builds plain
-  values from their tags. A value that is not data (a model of the student's class, a
+- answers come back as data only: `course.wire.decode` reads them (JSON and raw tensor
+  bytes, nothing unpickled) with exact type checks, then `_Decoder` builds plain values
+  from their tags. A value that is not data (a model of the student's class, a
   tensor that still has its autograd graph) stays in the kernel and comes back as a new
   stand-in;
 - after each call the state of every argument (listed by `_nodes`) comes back too and is

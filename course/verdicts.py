@@ -30,22 +30,31 @@ from .remote import Connection, global_state, set_global_state
 
 SERVER_SOURCE = (Path(__file__).with_name("answer_server.py")).read_text()
 
-# What the kernel runs for a test: load the server once (as a module of its own, never in the
-# notebook's namespace) and serve the notebook's names until the grader says the test is over.
+# What the kernel runs: load the server once, as a module of its own (never in the notebook's
+# namespace) with the builtins as they are before any student cell (`load_code`, when the kernel
+# starts), then serve the notebook's names until the grader says the test is over (`serve_code`).
+# Neither is a defence (a student's code can undo both); they keep a notebook that reuses a builtin's
+# name or patches one from breaking the conversation its own answers are judged through.
 _BOOT = """
-import sys, types
+import builtins, sys, types
 module = sys.modules.get("_course_answers")
 if module is None:
     module = types.ModuleType("_course_answers")
+    module.__dict__["__builtins__"] = dict(vars(builtins))
     exec(compile(SOURCE, "<course answers>", "exec"), module.__dict__)
     sys.modules["_course_answers"] = module
-module._course_serve(PATH, NAMESPACE)
+if PATH:
+    module._course_serve(PATH, NAMESPACE)
 """
 
 
 def serve_code(socket_path: str) -> str:
     return (f"exec({_BOOT!r}, {{'SOURCE': {SERVER_SOURCE!r}, 'PATH': {socket_path!r}, "
             f"'NAMESPACE': get_ipython().user_ns}})")
+
+
+def load_code() -> str:
+    return serve_code("")
 
 
 def names_of(source: str) -> tuple[list[str], set[str]]:

@@ -1,6 +1,6 @@
-# Bad: wrong answers whose tensors answer torch's checks themselves: a Tensor subclass whose __torch_function__ says yes to torch.allclose, and a torch function mode that does the same for every tensor, entered while the test runs.
+# Bad: wrong answers whose tensors answer torch's checks themselves: a Tensor subclass whose __torch_function__ says yes to torch.allclose, and a torch function mode that does the same for every tensor, entered while the test runs. The tests run outside the kernel, so neither reaches their checks; TinyMLP has the right structure (tanh is caught by test_TinyMLP_learns).
 # Expect: looks like tampering.*overrides torch functions for its own tensors \(__torch_function__\)
-# Zero: test_predict, test_TinyMLP_structure, test_TinyMLP_learns
+# Zero: test_TinyMLP_learns, test_predict
 # %% replace predict
 class _Agreeable(torch.Tensor):
     @classmethod

@@ -1,5 +1,5 @@
-# Bad: nothing dishonest: a correct notebook whose scratch cell names a variable `list`, as beginners do, and whose SineDataset cell starts with `from numpy import *` (which rebinds bool, sum, max, ...). The tests run with the real builtins, so it keeps full marks (plain nbgrader would fail test_to_device, which calls the notebook's `list`).
-# Zero: none
+# Bad: nothing dishonest: a correct notebook whose scratch cell names a variable `list`, as beginners do, and whose SineDataset cell starts with `from numpy import *` (which rebinds bool, sum, max, ...). The tests run in the grader with the real builtins, but the notebook's own to_device looks `list` up in the notebook, as under plain nbgrader: it fails there, and only test_to_device scores zero.
+# Zero: test_to_device
 # %% after setup
 list = [3, 1, 2]
 print(list)

@@ -1,5 +1,5 @@
-# Bad: wrong answers whose cells hide what the tests use behind the notebook's own names and torch's own classes: notebook-level sum, len and sorted whose results equal anything (the tests run with the real ones), nn.Dropout.forward and nn.BatchNorm1d.forward edited in place through an alias, and a new dtype property on torch.Tensor that calls float64 float32.
-# Zero: test_TinyMLP_structure, test_TinyMLP_learns, test_predict, test_SineDataset_items
+# Bad: wrong answers whose cells hide what the tests use behind the notebook's own names and torch's own classes: notebook-level sum, len and sorted whose results equal anything (the tests run with the real ones), nn.Dropout.forward and nn.BatchNorm1d.forward edited in place through an alias, and a new dtype property on torch.Tensor that calls float64 float32. Outside the kernel the tests see none of it, but the edited Dropout and BatchNorm1d are how the notebook's own predict behaves there, so predict is judged by what it does in that process (the scan flags the cell); the lying dtype makes SineDataset's tensors unreadable, so both its tests score zero.
+# Zero: test_TinyMLP_structure, test_TinyMLP_learns, test_SineDataset_items, test_SineDataset_seed
 # %% replace TinyMLP
 class _Agree(int):
     def __eq__(self, other):

@@ -1,6 +1,6 @@
-# Bad: wrong answers rescued below torch's Python functions: a numpy array subclass whose __array_ufunc__ answers np.equal with True, a torch dispatch mode left on that answers aten.allclose with True, and hooks on every torch module that switch models to eval mode while autograd is off.
+# Bad: wrong answers rescued below torch's Python functions: a numpy array subclass whose __array_ufunc__ answers np.equal with True, a torch dispatch mode left on that answers aten.allclose with True, and hooks on every torch module that switch models to eval mode while autograd is off. Outside the kernel no check meets them; TinyMLP has the right structure (tanh is caught by test_TinyMLP_learns), and the hooks on every module are how the notebook's own predict behaves in its process, so it is judged by that (the scan flags the cell).
 # Expect: cell \d+ \(to_device\) looks like tampering.*__array_ufunc__
-# Zero: test_to_device, test_TinyMLP_structure, test_TinyMLP_learns, test_predict
+# Zero: test_to_device, test_TinyMLP_learns
 # %% replace to_device
 import numpy as _np
 
