@@ -58,12 +58,22 @@ class AnswerTimeout(TimeoutError):
     """The kernel did not answer within the test's time."""
 
 
+class Channel:
+    """The kernel as one notebook's tests see it: the connection of the test that runs now, and the
+    stand-ins for the kernel's objects, by number, which outlive a test as the objects do."""
+
+    def __init__(self):
+        self.connection: Connection | None = None
+        self.objects: dict[int, RemoteObject] = {}
+
+
 class Connection:
     """One test's conversation with the kernel's `_course_serve`."""
 
-    def __init__(self, sock: socket.socket, deadline: float):
+    def __init__(self, sock: socket.socket, deadline: float, channel: Channel | None = None):
         self.sock, self.deadline = sock, deadline
-        self.objects: dict[int, RemoteObject] = {}
+        self.channel = channel or Channel()
+        self.channel.connection = self
         self.requests = 0
         self.kernel_rng: torch.Tensor | None = None     # the kernel's random state as it last said
         self.kept: list[list] = []      # see answer_server._Server.kept: the same lists, in the same order
@@ -294,8 +304,8 @@ class _Decoder:
             if self.inert:
                 return KernelObject(rest[0], rest[1][:100])
             classes = tuple(c for c in rest[3][:100] if type(c) is str)
-            return self.connection.objects.setdefault(rest[0], RemoteObject(self.connection, rest[0], rest[1][:100],
-                                                                            classes))
+            channel = self.connection.channel
+            return channel.objects.setdefault(rest[0], RemoteObject(channel, rest[0], rest[1][:100], classes))
         if tag == "T":
             return self.tensor(rest, depth)
         if tag == "D" and len(rest) == 1 and type(rest[0]) is str:
@@ -533,17 +543,16 @@ def _forward(name: str):
 
 
 def _request(stand_in, op: str, **fields):
-    connection = object.__getattribute__(stand_in, "_connection")
-    return connection.request(op, target=stand_in, **fields)
+    return object.__getattribute__(stand_in, "_channel").connection.request(op, target=stand_in, **fields)
 
 
 class RemoteObject:
     """An object that lives in the student's kernel: every use is a request served there."""
 
-    __slots__ = ("_connection", "_number", "_type_name", "_classes", "__weakref__")
+    __slots__ = ("_channel", "_number", "_type_name", "_classes", "__weakref__")
 
-    def __init__(self, connection: Connection, number: int, type_name: str, classes: tuple[str, ...] = ()):
-        object.__setattr__(self, "_connection", connection)
+    def __init__(self, channel: Channel, number: int, type_name: str, classes: tuple[str, ...] = ()):
+        object.__setattr__(self, "_channel", channel)
         object.__setattr__(self, "_number", number)
         object.__setattr__(self, "_type_name", type_name)
         object.__setattr__(self, "_classes", classes)   # module.qualname of its class and bases, as the kernel said
@@ -560,7 +569,7 @@ class RemoteObject:
         return _request(self, "call", args=args, kwargs=kwargs)
 
     def __hash__(self) -> int:
-        return hash((id(object.__getattribute__(self, "_connection")), object.__getattribute__(self, "_number")))
+        return hash((id(object.__getattribute__(self, "_channel")), object.__getattribute__(self, "_number")))
 
     def __repr__(self) -> str:
         try:
@@ -602,8 +611,8 @@ class RemoteObject:
         # there, so that the graph goes on: a loss on a student's model output, then backward().
         for value in (*args, *(kwargs or {}).values()):
             if type(value) is RemoteObject:
-                return object.__getattribute__(value, "_connection").request("call", target=func, args=args,
-                                                                              kwargs=kwargs or {})
+                return object.__getattribute__(value, "_channel").connection.request("call", target=func, args=args,
+                                                                                      kwargs=kwargs or {})
         return func(*args, **(kwargs or {}))
 
 

@@ -26,7 +26,7 @@ from nbformat.notebooknode import NotebookNode
 
 import helpers.notebook_state
 
-from .remote import Connection, global_state, set_global_state
+from .remote import Channel, Connection, global_state, set_global_state
 
 SERVER_SOURCE = (Path(__file__).with_name("answer_server.py")).read_text()
 
@@ -82,11 +82,14 @@ class Judge:
         self.exchange = exchange        # a folder both this process and the kernel see at the same path
         self.namespace: dict = {"__name__": "__main__", "__builtins__": builtins}
         self.from_notebook: set[str] = set()     # names bound from the kernel rather than by a test
+        self.channel = Channel()                 # stand-ins made by one test still work in the next
 
     def run(self, source: str, label: str, connection: Connection) -> tuple[list[NotebookNode], BaseException | None]:
         """The test's outputs (its printout, and its error if it failed), and the grader's own failure if one
         stopped it (the kernel gone or out of time: `course.remote.KernelGone`, `AnswerTimeout`)."""
         own_state = global_state()
+        connection.channel = self.channel
+        self.channel.connection = connection
         printed = io.StringIO()
         failure = None
         error = None

@@ -170,3 +170,15 @@ def test_a_stand_in_is_sent_back_by_number_and_never_walked_as_an_argument():
     assert remote._nodes([stand_in, [stand_in]]) == [[stand_in]]
     assert remote._Pickler(__import__("io").BytesIO()).persistent_id(stand_in) == 4
     assert remote._Pickler(__import__("io").BytesIO()).persistent_id(KernelObject(9, "function")) == 9
+
+
+def test_a_stand_in_made_by_one_test_works_in_the_next(serve):
+    assert passes(serve("""
+        import torch
+        _kept = Twice()
+    """))
+    assert passes(serve("""
+        from helpers.checks import check_shape
+        import torch
+        check_shape(_kept(torch.ones(4, 2)), (4, 2), "a model made by the test before")
+    """))
