@@ -10,13 +10,21 @@ answer's own, a wrong answer is self-contained: it calls no other exercise's fun
 
 import copy
 import functools
+import html
 import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from course import cells
-from course.nbgrader_run import cell_scores, generate_release, run_nbgrader, scratch_course, submit
+from course.feedback import hidden_lines
+from course.nbgrader_run import (
+    cell_scores,
+    generate_release,
+    run_nbgrader,
+    scratch_course,
+    submit,
+)
 from course.paths import Course
 from course.submissions import reference_answers, tests_of, with_answers
 
@@ -136,3 +144,20 @@ def grade(assignment: str, wrong_per_exercise: int | None = None) -> GradedAssig
         autograded=course_dir / "autograded",
         manual={cells.grade_id(c) for c in source.cells if c.cell_type == "markdown" and cells.nbgrader_meta(c).get("grade")},
     )
+
+
+def shown_lines(page: str) -> set[str]:
+    """The lines of text an HTML page shows (tags taken out, entities read), stripped."""
+    return {line.strip() for line in html.unescape(re.sub(r"<[^>]+>", "", page)).splitlines()}
+
+
+def secret_lines(assignment: str) -> set[str]:
+    """Lines of the assignment's hidden tests that appear nowhere else in the instructor's notebook."""
+    source = cells.read(COURSE.source_notebook(assignment))
+    public, secret = set(), set()
+    for cell in source.cells:
+        secret.update(line.strip() for line in hidden_lines(cell.source))
+        for line, is_secret in cells.classify_lines(cell.source):
+            if not is_secret:
+                public.add(line.strip())
+    return secret - public

@@ -14,15 +14,16 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from grading_support import secret_lines, shown_lines
 from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
 from nbgrader.converters import Autograde
 from nbgrader.server_extensions.formgrader.formgrader import FormgradeExtension
 from traitlets.config.loader import PyFileConfigLoader
 
-from course import cells, gradebooks
+from course import gradebooks
 from course.demo import write_class_files
-from course.feedback import HELD_BACK, hidden_lines
+from course.feedback import HELD_BACK
 from course.nbgrader_plugins import AUTOGRADE_REFUSED
 from course.paths import Course
 
@@ -39,11 +40,6 @@ def class_config(folder: Path):
 def formgrader_api(folder: Path) -> NbGraderAPI:
     """The API formgrader's buttons call, configured as formgrader started in `folder` would be."""
     return NbGraderAPI(parent=FormgradeExtension(config=class_config(folder)))
-
-
-def secret_lines() -> list[str]:
-    source = cells.read(COURSE.source_notebook(ASSIGNMENT))
-    return [line for cell in source.cells if cell.cell_type == "code" for line in hidden_lines(cell.source)]
 
 
 @pytest.fixture(scope="module")
@@ -79,14 +75,14 @@ def test_formgrader_generate_writes_the_committed_release(klass):
 
 def test_generate_feedback_from_the_command_line_holds_no_hidden_test(klass):
     folder, _ = klass
-    secrets = secret_lines()
+    secrets = secret_lines(ASSIGNMENT)
     assert secrets
     run = subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", ASSIGNMENT, "--student", "ada",
                           "--force"], cwd=folder, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     page = (folder / "feedback" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     assert "BEGIN HIDDEN TESTS" not in page
-    assert not [line for line in secrets if line in page]
+    assert not [line for line in secrets if line in shown_lines(page)]
 
 
 def test_plain_nbgrader_feedback_would_show_them(klass, tmp_path):
@@ -98,7 +94,7 @@ def test_plain_nbgrader_feedback_would_show_them(klass, tmp_path):
                           "--force", f"--CourseDirectory.root={plain}"], cwd=plain, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     page = (plain / "feedback" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
-    assert [line for line in secret_lines() if line in page]
+    assert [line for line in secret_lines(ASSIGNMENT) if line in shown_lines(page)]
 
 
 def test_feedback_for_a_flagged_notebook_waits_for_a_tas_look(klass):
@@ -115,7 +111,7 @@ def test_feedback_for_a_flagged_notebook_waits_for_a_tas_look(klass):
     assert api.generate_feedback(ASSIGNMENT, "cy")["success"]
     page = feedback.read_text()
     assert "cell 3: something odd" in page        # the report's comment, which the TA may edit first
-    assert not [line for line in secret_lines() if line in page]
+    assert not [line for line in secret_lines(ASSIGNMENT) if line in page]
 
 
 def test_formgrader_autograde_says_to_use_course_grade(klass):

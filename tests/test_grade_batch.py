@@ -8,7 +8,6 @@ tests share that run by staying in its xdist group.
 
 import base64
 import functools
-import html
 import re
 import sqlite3
 import tempfile
@@ -18,12 +17,12 @@ from pathlib import Path
 
 import pytest
 from bad_submissions._recipes import all_bad, matches, report_lines, submit_bad
-from grading_support import COURSE, grade as plain_nbgrader, wrong_answers
+from grading_support import COURSE, secret_lines, shown_lines, wrong_answers
+from grading_support import grade as plain_nbgrader
 
 from course import cells
-from course.feedback import hidden_lines
-from course.gradebooks import cell_scores
 from course.grade import GradeOptions, grade
+from course.gradebooks import cell_scores
 from course.nbgrader_run import submit
 from course.report import TAMPERING
 from course.sandbox import Limits
@@ -117,27 +116,13 @@ def test_student_code_could_not_touch_the_gradebook():
 
 @GROUP
 def test_feedback_never_shows_hidden_tests():
-    secret = _secret_lines()
+    secret = secret_lines(ASSIGNMENT)
     assert secret
     pages = sorted((batch().class_dir / "feedback").rglob("*.html"))
     assert len(pages) >= len(HONEST)
     for page in pages:
-        text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
-        shown = {line.strip() for line in text.splitlines()}
-        leaked = sorted(secret & shown)
+        leaked = sorted(secret & shown_lines(page.read_text()))
         assert not leaked, f"{page}: hidden test code in the feedback: {leaked[:3]}"
-
-
-def _secret_lines() -> set[str]:
-    """Lines of the hidden tests that appear nowhere else in the instructor's notebook."""
-    source = cells.read(COURSE.source_notebook(ASSIGNMENT))
-    public, secret = set(), set()
-    for cell in source.cells:
-        secret.update(hidden_lines(cell.source))
-        for line, is_secret in cells.classify_lines(cell.source):
-            if not is_secret:
-                public.add(line.strip())
-    return secret - public
 
 
 @GROUP
@@ -164,7 +149,7 @@ def test_hidden_tests_cannot_be_read_back_from_the_kernel():
     assert {"In", "raw", "history_rows", "_i", "linecache"} <= set(leaks), f"the submission did not print what it read: {list(leaks)}"
     read_back = {label: zlib.decompress(base64.b64decode(blob)).decode() for label, blob in leaks.items()}
     assert "def broadcast_shape" in read_back["In"], "In should still hold the student's own cells"
-    secret = _secret_lines()
+    secret = secret_lines(ASSIGNMENT)
     for label, text in read_back.items():
         shown = {line.strip() for line in text.splitlines()}
         assert not secret & shown, f"hidden test code read back from {label}: {sorted(secret & shown)[:3]}"
