@@ -160,6 +160,9 @@ class _Server:
             if type(name) is str and _sys.modules.get(name) is value and name.split(".")[0] in _LIBRARIES:
                 return ("MOD", name)
             return self.handle(value)
+        plain = self.plain(value, depth)
+        if plain is not None:
+            return plain
         if _dataclasses.is_dataclass(value) and not isinstance(value, type):
             found = self.library(type(value))       # a record of the course's probes (helpers' own dataclass)
             if found:
@@ -170,6 +173,35 @@ class _Server:
             if found:
                 return found
         return self.handle(value)
+
+    @staticmethod
+    def numpy_value(value):
+        """("NPS", dtype, number) or ("NPA", tensor) for numpy's numbers and numeric arrays, else None."""
+        np = _sys.modules.get("numpy")
+        if np is None or not isinstance(value, (np.generic, np.ndarray)) or value.dtype.kind not in "biufc":
+            return None
+        if isinstance(value, np.generic):
+            return ("NPS", str(value.dtype), value.item())
+        try:
+            return ("NPA", _torch.from_numpy(np.ascontiguousarray(value)).clone())
+        except (TypeError, RuntimeError):        # a dtype torch does not have
+            return None
+
+    def plain(self, value, depth):
+        """A subclass of a plain type (numpy's float64, a namedtuple, an IntEnum) as the plain value it is,
+        read through the base type's own methods, or numpy's numbers; None for anything else."""
+        found = self.numpy_value(value)
+        if found is not None:
+            return found
+        for base, read in ((int, int.__int__), (float, float.__float__), (complex, complex.__complex__),
+                           (str, str.__str__), (bytes, bytes.__bytes__)):
+            if isinstance(value, base):
+                return read(value)
+        if isinstance(value, tuple) and not isinstance(value, _torch.Size):
+            return ("tuple", [self.out(v, depth + 1) for v in tuple.__iter__(value)])
+        if isinstance(value, list):
+            return ("L", [self.out(v, depth + 1) for v in list.__iter__(value)])
+        return None
 
     def state(self, node):
         """What the grader needs to bring its copy of argument `node` up to date."""

@@ -348,6 +348,11 @@ class _Decoder:
                 return kind(**fields)
             except TypeError:
                 raise WireError("a record with the wrong fields") from None
+        if tag == "NPS" and len(rest) == 2 and type(rest[0]) is str and type(rest[1]) in (bool, int, float, complex):
+            return _numpy_dtype(rest[0]).type(rest[1])
+        if tag == "NPA" and len(rest) == 1 and type(rest[0]) is torch.Tensor:
+            _numpy_dtype(str(rest[0].dtype).removeprefix("torch."))
+            return rest[0].numpy()
         if tag == "MOD" and len(rest) == 1 and type(rest[0]) is str:
             return _library_module(rest[0])
         raise WireError(f"an answer tagged {tag[:20]!r} of the wrong form")
@@ -381,6 +386,19 @@ class _Decoder:
                 except RuntimeError:
                     pass
         return tensor
+
+
+_NUMPY_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64", "float16",
+                 "float32", "float64", "complex64", "complex128")
+
+
+def _numpy_dtype(name: str):
+    """numpy's own dtype of that name, for numbers and numeric arrays the notebook's code returned."""
+    if name not in _NUMPY_DTYPES:
+        raise WireError(f"a numpy value of dtype {name[:20]!r}")
+    import numpy
+
+    return numpy.dtype(name)
 
 
 def _device(text: str) -> torch.device:

@@ -47,6 +47,15 @@ NOTEBOOK = textwrap.dedent('''
 
     def refuses(value):
         raise ValueError(f"no {value}")
+
+    def plain_values():
+        import collections
+        import numpy as np
+        pair = collections.namedtuple("Pair", "a b")
+        class Count(int):
+            def __eq__(self, other):
+                return True
+        return [np.float64(0.5), pair(1, 2), np.int64(3), np.array([1.0, 2.0]), Count(7)]
 ''')
 
 
@@ -181,4 +190,15 @@ def test_a_stand_in_made_by_one_test_works_in_the_next(serve):
         from helpers.checks import check_shape
         import torch
         check_shape(_kept(torch.ones(4, 2)), (4, 2), "a model made by the test before")
+    """))
+
+
+def test_subclasses_of_plain_types_and_numpy_numbers_come_back_as_plain_values(serve):
+    assert passes(serve("""
+        import numpy as np
+        assert type(plain_values()[0]) is np.float64 and plain_values()[0] == 0.5  # numpy's own, a float too
+        assert type(plain_values()[1]) is tuple and plain_values()[1] == (1, 2)    # a namedtuple
+        assert type(plain_values()[2]) is np.int64 and plain_values()[2] == 3
+        assert type(plain_values()[3]) is np.ndarray and plain_values()[3].tolist() == [1.0, 2.0]
+        assert type(plain_values()[4]) is int and plain_values()[4] == 7           # an int subclass of its own
     """))
