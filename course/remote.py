@@ -144,7 +144,9 @@ class Connection:
 
     def request(self, op: str, **fields):
         """Do `op` in the kernel; the decoded result, or the kernel's exception raised here."""
-        nodes = _nodes([fields.get(k) for k in ("target", "args", "kwargs", "value")])
+        # The keyword arguments' values, not their dict: the kernel unpacks that one with ** and cannot keep it.
+        nodes = _nodes([fields.get("target"), fields.get("args"), tuple((fields.get("kwargs") or {}).values()),
+                        fields.get("value")])
         grads = [(i, n.grad) for i, n in enumerate(nodes) if isinstance(n, torch.Tensor) and n.grad is not None]
         message = dict(fields, op=op, nodes=nodes, grads=grads, **{"global": self.outgoing_state()})
         buffer = io.BytesIO()
@@ -166,9 +168,21 @@ class Connection:
         if reply[0] == "raise":
             raise _exception(reply[1], reply[2])
         value = decoder.value(reply[1])
-        if decoder.escaped and nodes:
-            self.kept.append(nodes)
+        if decoder.escaped:
+            keep(self.kept, nodes)
         return value
+
+
+MAX_KEPT = 64      # argument lists kept in sync at once; the oldest goes first
+
+
+def keep(kept: list, nodes: list) -> None:
+    """Keep `nodes` in sync after later requests, as answer_server's `keep` does on its side, in step:
+    only where an object of the kernel's may hold on to a part that can change (a module, a list,
+    a probe; a tensor alone, such as a model's input, is not worth the cost)."""
+    if any(not isinstance(node, torch.Tensor) for node in nodes):
+        kept.append(nodes)
+        del kept[:-MAX_KEPT]
 
 
 class _Pickler(pickle.Pickler):
@@ -649,6 +663,7 @@ def _iterate(stand_in):
 for _name in ("__len__", "__getitem__", "__setitem__", "__delitem__", "__contains__", "__next__", "__int__",
               "__float__", "__index__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__add__",
               "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__", "__floordiv__",
-              "__mod__", "__matmul__", "__rmatmul__", "__pow__", "__neg__", "__abs__", "__enter__", "__exit__"):
+              "__mod__", "__matmul__", "__rmatmul__", "__pow__", "__neg__", "__abs__", "__enter__", "__exit__",
+              "__round__", "__fspath__"):
     setattr(RemoteObject, _name, _forward(_name))
 del _name

@@ -202,3 +202,17 @@ def test_subclasses_of_plain_types_and_numpy_numbers_come_back_as_plain_values(s
         assert type(plain_values()[3]) is np.ndarray and plain_values()[3].tolist() == [1.0, 2.0]
         assert type(plain_values()[4]) is int and plain_values()[4] == 7           # an int subclass of its own
     """))
+
+
+def test_both_sides_keep_the_same_arguments_in_sync_and_no_more():
+    """Only argument lists with a part that can change are kept, on both sides alike, and at most MAX_KEPT of them:
+    a model called a thousand times on a tensor must not make every later call carry a thousand states."""
+    from course import answer_server
+
+    server, kept = answer_server._Server({}), []
+    lists = [[torch.ones(1)], [torch.ones(1), nn.Linear(1, 1)], [[1, 2]], *[[{}] for _ in range(remote.MAX_KEPT)]]
+    for nodes in lists:
+        remote.keep(kept, nodes)
+        server.keep(nodes)
+    assert [len(k) for k in kept] == [len(k) for k in server.kept]
+    assert len(kept) == remote.MAX_KEPT and kept[-1] is lists[-1] and kept[0] is lists[-remote.MAX_KEPT]
