@@ -185,3 +185,13 @@ counts once per message. They come from the student's code: shown as text, cut a
 fail it more often (a test to check). A cell everyone or nobody passes has neither: it shows —, with the reason.</li>
 <li><b>grading time</b>: per submission, as `course grade` recorded it (kernel start and feedback included).</li>
 </ul>"""
+
+
+def write_after_grading(class_dir: Path, assignments: list[str], say=print) -> Path | None:
+    """`write_report` at the end of `course grade`: grades are committed by then, so a report
+    that fails says why and lets the run end as it would have (None)."""
+    try:
+        return write_report(class_dir, assignments)
+    except Exception as error:  # noqa: BLE001 - the page is a reading aid; the grades stand
+        say(f"class report not written ({type(error).__name__}: {error}); `course report` tries again")
+        return None

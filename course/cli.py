@@ -41,6 +41,12 @@ def main(argv: list[str] | None = None) -> int:
     p_demo.add_argument("--dir", type=Path, default=None, help="where to make it (default: build/demo in the checkout)")
     _grading_options(p_demo)
 
+    p_report = sub.add_parser("report", help="write CLASS/report/index.html: scores, the hardest exercises and "
+                                             "their failing messages, how well each test separates")
+    p_report.add_argument("assignments", nargs="*", help="default: every assignment with graded submissions")
+    p_report.add_argument("--class-dir", type=Path, default=None,
+                          help="the graded class folder holding gradebook.db (default: the checkout)")
+
     p_compat = sub.add_parser("compat", help="grade and run the course on another torch, in a venv of its own",
                               description="Install TORCH_VERSION (PyPI's build) with the other pinned requirements "
                                           "and this checkout in build/compat/TORCH_VERSION/venv (reused when there), "
@@ -75,6 +81,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"course {args.command}: stopped: {error}", file=sys.stderr)
             return 3
 
+    if args.command == "report":
+        from .class_report_html import write_report
+        try:
+            print(f"course report: {write_report((args.class_dir or course.root).resolve(), assignments)}")
+        except FileNotFoundError as error:      # no gradebook: nothing graded there yet
+            print(f"course report: {error}", file=sys.stderr)
+            return 1
+        return 0
     if args.command == "compat":
         from .compat import compat
         return compat(course, args.torch_version, assignments, args.sample)
@@ -160,6 +174,10 @@ def _grade(course: Course, assignments: list[str], args) -> int:
     print(run.report)
     print(f"\ngradebook: {class_dir / 'gradebook.db'}   grades: {class_dir / CSV_NAME}   "
           f"report: {class_dir / REPORT_NAME}   feedback: {class_dir / 'feedback'}/")
+    from .class_report_html import write_after_grading
+    page = write_after_grading(class_dir, course.assignments())     # the whole class, not just this run's
+    if page:
+        print(f"class report (open it in a browser): {page}")
     return 1 if run.ungraded else 0     # some submissions must be graded again
 
 

@@ -139,6 +139,10 @@ def demo(course: Course, folder: Path, options: GradeOptions, say=print) -> int:
     say(run.report)
     say(f"\nthe demo class: {folder} (gradebook.db, grades.csv, autograded/, feedback/, grading_report.txt)")
     say(f"open it in formgrader: cd {folder} && jupyter lab, then Nbgrader > Formgrader")
+    from .class_report_html import write_after_grading
+    page = write_after_grading(folder, assignments, say)
+    if page:
+        say(f"what the class got wrong, per exercise and test (open it in a browser): {page}")
     return 0
 
 
