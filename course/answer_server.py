@@ -28,7 +28,9 @@ import ctypes as _ctypes
 import dataclasses as _dataclasses
 import io as _io
 import json as _json
+import os as _os
 import pickle as _pickle
+import stat as _stat
 import socket as _socket
 import struct as _struct
 import sys as _sys
@@ -92,6 +94,49 @@ class _Server:
         # on to them (split_model's model keeps the test's layers): their state goes back after every request.
         self.kept = []
         self.escaped = False
+        self.files_root = None  # the test's folder, at the path the judge has it (course.mirror)
+        self.files_known = {}   # relative path -> (size, mtime) when it last crossed
+
+    # -- the test's files (course.mirror is the judge's side) -------------------------------------
+
+    def files_in(self, files):
+        root = files["root"]
+        if root != self.files_root:
+            self.files_root, self.files_known = root, {}
+        _os.makedirs(root, exist_ok=True)
+        for rel in files["dirs"]:
+            _os.makedirs(_os.path.join(root, rel), exist_ok=True)
+        for rel, data in files["put"]:
+            path = _os.path.join(root, rel)
+            with open(path, "wb") as f:
+                f.write(data)
+            info = _os.stat(path)
+            self.files_known[rel] = (info.st_size, info.st_mtime_ns)
+
+    def files_out(self):
+        """The regular files of the test's folder that changed here since they last crossed, with their bytes."""
+        changed, total = [], 0
+        root = self.files_root
+        if root is None or not _os.path.isdir(root):
+            return changed
+        for folder, dirs, names in _os.walk(root):
+            for name in names:
+                path = _os.path.join(folder, name)
+                try:
+                    info = _os.lstat(path)
+                except OSError:
+                    continue
+                rel = _os.path.relpath(path, root)
+                signature = (info.st_size, info.st_mtime_ns)
+                if not _stat.S_ISREG(info.st_mode) or self.files_known.get(rel) == signature:
+                    continue
+                total += info.st_size
+                if total > (48 << 20) or len(changed) >= 256:
+                    return changed
+                with open(path, "rb") as f:
+                    changed.append([rel, f.read()])
+                self.files_known[rel] = signature
+        return changed
 
     # -- values out -------------------------------------------------------------------------
 
@@ -138,8 +183,14 @@ class _Server:
         if isinstance(value, _torch.Tensor):
             if kind not in (_torch.Tensor, _torch.nn.Parameter):
                 value = _torch.Tensor.as_subclass(value, _torch.Tensor)    # a subclass: its values, plainly
-            if value.grad_fn is not None or value.is_sparse or value.layout != _torch.strided:
-                return self.handle(value)      # a graph (backward happens here) or an odd layout
+            if value.is_sparse or value.layout != _torch.strided:
+                return self.handle(value)      # an odd layout
+            if value.grad_fn is not None and value.device.type != "meta":
+                # Its values, for the grader to compute with, and the tensor itself, kept here for its backward
+                # pass (course.remote._graph_values).
+                return ("TG", self.tensor(value, depth), self.handle(value))
+            if value.grad_fn is not None:
+                return self.handle(value)
             return self.tensor(value, depth)
         if kind is _torch.device:
             return ("D", str(value))
@@ -228,15 +279,22 @@ class _Server:
         rng = _torch.get_rng_state()
         sent = None if self.last_rng is not None and _torch.equal(rng, self.last_rng) else rng
         self.last_rng = rng
-        return [bool(_torch.is_grad_enabled()), sent, str(_torch.get_default_dtype()).removeprefix("torch.")]
+        autocast = [[d, bool(_torch.is_autocast_enabled(d)), str(_torch.get_autocast_dtype(d)).removeprefix("torch.")]
+                    for d in ("cpu", "cuda")]
+        return [bool(_torch.is_grad_enabled()), sent, str(_torch.get_default_dtype()).removeprefix("torch."),
+                autocast, str(_torch.get_default_device())]
 
     def set_global_state(self, state):
-        grad, rng, dtype = state
+        grad, rng, dtype, autocast, device = state
         _torch.set_grad_enabled(grad)
         if rng is not None:
             _torch.set_rng_state(rng)
         self.last_rng = _torch.get_rng_state()
         _torch.set_default_dtype(getattr(_torch, dtype))
+        for where, enabled, kind in autocast:
+            _torch.set_autocast_enabled(where, enabled)
+            _torch.set_autocast_dtype(where, getattr(_torch, kind))
+        _torch.set_default_device(None if device == "cpu" else device)
 
     # -- requests ------------------------------------------------------------------------------
 
@@ -250,6 +308,8 @@ class _Server:
                 self.nodes[index].grad = grad       # pickling a tensor leaves its .grad behind
             if "global" in request:
                 self.set_global_state(request["global"])
+            if "files" in request:
+                self.files_in(request["files"])
             if op == "name":
                 name = request["name"]
                 if name not in self.namespace:
@@ -285,6 +345,7 @@ class _Server:
         reply.append(self.states(nodes))
         reply.append([self.states(kept) for kept in self.kept])
         reply.append(self.global_state())
+        reply.append(self.files_out())
         if escaped:
             self.keep(nodes)
         self.nodes, self.node_ids = [], {}
@@ -352,12 +413,12 @@ def _course_serve(path, namespace):
             except (KeyboardInterrupt, SystemExit):
                 raise
             except BaseException as error:  # noqa: BLE001 - a request that could not be read
-                reply = ["raise", [type(error).__name__], str(error)[:10000], [], [], server.global_state()]
+                reply = ["raise", [type(error).__name__], str(error)[:10000], [], [], server.global_state(), []]
             try:
                 data = pack(reply)
             except Exception as error:  # noqa: BLE001 - something in the answer that is not data
                 data = pack(["raise", ["TypeError", "Exception"], f"the answer could not be sent: {error}"[:10000],
-                             [], [], server.global_state()])
+                             [], [], server.global_state(), []])
             _send(sock, data)
     finally:
         sock.close()

@@ -33,7 +33,9 @@ import json
 import math
 import os
 import re
+import shutil
 import socket
+import tempfile
 from pathlib import Path
 from queue import Empty
 from time import monotonic
@@ -44,9 +46,10 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Dict, Integer, List, Unicode, default
 
-from .remote import AnswerTimeout, Connection, KernelGone
+from .judge import JudgeFailed, JudgeServer
+from .remote import AnswerTimeout, KernelGone
 from .sandbox import Sandbox, kernel_manager_for, kill_strays
-from .verdicts import Judge, load_code, serve_code
+from .verdicts import load_code, serve_code
 
 KERNEL_DIED = "KernelDied"
 NOTEBOOK_TIMEOUT = "NotebookTimeout"
@@ -60,6 +63,7 @@ EVENTS_FILE = "events.jsonl"
 KERNEL_START = "kernel-start"       # the kernel or its sandbox did not start
 SETUP_FAILED = "setup-failed"       # an instructor's cell failed before any student code ran
 LEFT_RUNNING = "left-running"       # an event: processes still running when the kernel ended
+JUDGE_FAILED = "judge-failed"       # the judge (course.judge) could not start, died or broke its protocol
 
 
 class InfrastructureFailure(RuntimeError):
@@ -93,6 +97,18 @@ _MEMORY_LIMIT = re.compile(r"MemoryError|can't allocate memory|cannot allocate m
 _QUIET_TIMEOUT = 20
 
 
+_JUDGES: dict[str, JudgeServer] = {}     # this process's judge, for each sandbox it grades in
+
+
+def judge_server(sandbox: Sandbox) -> JudgeServer:
+    """The judge of this worker process for `sandbox` (one zygote serves every notebook the worker grades)."""
+    key = sandbox.to_json()
+    if key not in _JUDGES:
+        threads = int(dict(sandbox.env).get("OMP_NUM_THREADS", "1"))
+        _JUDGES[key] = JudgeServer(sandbox, threads)
+    return _JUDGES[key]
+
+
 def error_output(ename: str, evalue: str) -> NotebookNode:
     return NotebookNode(output_type="error", ename=ename, evalue=evalue,
                         traceback=[f"\x1b[0;31m{ename}\x1b[0m: {evalue}"])
@@ -123,11 +139,15 @@ class GuardedExecute(Execute):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
+        # The answer socket's folder: the grader's alone (the kernel sees it read-only), at a short path of its
+        # own whatever the scratch folder's length (a student id may be an e-mail address).
+        self._answers = Path(tempfile.mkdtemp(prefix="course-answers-"))
+        os.chmod(self._answers, 0o755)
+        self._sandbox = Sandbox.from_json(self.sandbox_json) if self.sandbox_json else Sandbox(bwrap=None)
         if self.sandbox_json:
-            sandbox = Sandbox.from_json(self.sandbox_json)
-            self.kernel_manager_class = kernel_manager_for(sandbox, Path(self.scratch_dir))
-            if sandbox.limits.cell_timeout:
-                self.timeout = sandbox.limits.cell_timeout
+            self.kernel_manager_class = kernel_manager_for(self._sandbox, Path(self.scratch_dir), self._answers)
+            if self._sandbox.limits.cell_timeout:
+                self.timeout = self._sandbox.limits.cell_timeout
 
     # -- the notebook ---------------------------------------------------------------------------
 
@@ -138,11 +158,21 @@ class GuardedExecute(Execute):
         self._gave_up = ""                  # why no more cells run (no kernel)
         self._output_bytes: dict[int, int] = {}
         self._dropped: dict[int, int] = {}
-        self._judge = Judge(self._exchange())
+        self._judge = None                  # this notebook's judge (course.judge), from the first test cell
+        self._judge_server = judge_server(self._sandbox)
         self._student_ran = False           # has any cell that is not the instructor's alone started?
         self._setup_left = list(self.setup_cells.get((resources or {}).get("unique_key", ""), []))
         self.timeout_func = self._cell_timeout
-        return super().preprocess(nb, resources, km)
+        try:
+            self._judge_server.start()      # it imports torch while the kernel starts
+        except JudgeFailed as error:
+            raise self._infrastructure(JUDGE_FAILED, str(error)) from error
+        try:
+            return super().preprocess(nb, resources, km)
+        finally:
+            if self._judge is not None:
+                self._judge.close()
+            shutil.rmtree(self._answers, ignore_errors=True)
 
     def _record(self, event: dict) -> None:
         """Note `event` for course.worker (see EVENTS_FILE)."""
@@ -274,22 +304,15 @@ class GuardedExecute(Execute):
 
     # -- test cells outside the kernel -----------------------------------------------------------
 
-    def _exchange(self) -> Path:
-        """A folder the tests' files go to, seen by the kernel at the same path (its socket folder is bound)."""
-        folder = Path(self.scratch_dir or "/tmp") / "run" / "files"
-        folder.mkdir(parents=True, exist_ok=True)
-        os.chmod(folder, 0o1777)
-        return folder
-
     def _test_outside(self, cell, index: int):
         """Run test `cell` here (course.verdicts), the notebook's names served by the kernel."""
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", f"cell {index + 1}")
-        path = Path(self.scratch_dir or "/tmp") / "run" / f"answers-{index}.sock"
+        path = self._answers / "s"
         path.unlink(missing_ok=True)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             listener.bind(str(path))
-            os.chmod(path, 0o777)       # the kernel runs as a uid of its own
+            os.chmod(path, 0o777)       # the kernel runs as a uid of its own (the folder is the grader's alone)
             listener.listen(1)
             msg_id = self.kc.execute(serve_code(str(path)), silent=False, store_history=False, allow_stdin=False,
                                      stop_on_error=False)
@@ -306,7 +329,15 @@ class GuardedExecute(Execute):
             outputs, failure = [], KernelGone("the kernel did not start serving the test")
         else:
             with sock:
-                outputs, failure = self._judge.run(cell.source, f"<test cell {grade_id}>", Connection(sock, deadline))
+                try:
+                    if self._judge is None:
+                        self._judge = self._judge_server.open_notebook()
+                    outputs, failure = self._judge.run(cell.source, f"<test cell {grade_id}>", sock,
+                                                       max(1.0, deadline - monotonic()))
+                except JudgeFailed as error:
+                    said = self._judge_server.said()
+                    raise self._infrastructure(JUDGE_FAILED, f"{grade_id}: {error}"
+                                                             + (f"; the judge said: {said}" if said else "")) from error
         if isinstance(failure, AnswerTimeout):
             run_sync(self.km.interrupt_kernel)()
         printed = run_sync(self._async_printed)(msg_id, index, timeout=_QUIET_TIMEOUT)

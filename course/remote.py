@@ -39,6 +39,7 @@ from time import monotonic
 
 import torch
 
+from .mirror import Files
 from .wire import WireError, decode
 
 _HEADER = struct.Struct("!Q")
@@ -70,8 +71,10 @@ class Channel:
 class Connection:
     """One test's conversation with the kernel's `_course_serve`."""
 
-    def __init__(self, sock: socket.socket, deadline: float, channel: Channel | None = None):
+    def __init__(self, sock: socket.socket, deadline: float, channel: Channel | None = None,
+                 files: "Files | None" = None):
         self.sock, self.deadline = sock, deadline
+        self.files = files
         self.channel = channel or Channel()
         self.channel.connection = self
         self.requests = 0
@@ -137,7 +140,7 @@ class Connection:
 
     def adopt(self, state) -> None:
         set_global_state(state)
-        if type(state) is list and len(state) == 3 and type(state[1]) is torch.Tensor:
+        if type(state) is list and len(state) == 5 and type(state[1]) is torch.Tensor:
             self.kernel_rng = state[1]
 
     # -- requests ------------------------------------------------------------------------------------
@@ -149,6 +152,8 @@ class Connection:
                         fields.get("value")])
         grads = [(i, n.grad) for i, n in enumerate(nodes) if isinstance(n, torch.Tensor) and n.grad is not None]
         message = dict(fields, op=op, nodes=nodes, grads=grads, **{"global": self.outgoing_state()})
+        if self.files is not None:
+            message["files"] = self.files.outgoing()
         buffer = io.BytesIO()
         try:
             _Pickler(buffer).dump(message)
@@ -157,9 +162,11 @@ class Connection:
         self.requests += 1
         self.send(buffer.getvalue())
         reply = decode(self.receive())
-        if type(reply) is not list or len(reply) < 5 or reply[0] not in ("ok", "raise"):
+        if type(reply) is not list or len(reply) < 6 or reply[0] not in ("ok", "raise"):
             raise WireError("an answer of the wrong form")
-        states, kept_states, kernel_state = reply[-3:]
+        states, kept_states, kernel_state, files = reply[-4:]
+        if self.files is not None:
+            self.files.incoming(files)
         for kept, kept_state in zip(self.kept, kept_states if type(kept_states) is list else []):
             _apply_all(self, kept, kept_state)
         _apply_all(self, nodes, states)
@@ -221,14 +228,23 @@ def _exception(names, message) -> Exception:
 
 # -- torch's global state -------------------------------------------------------------------------------
 
+AUTOCAST_DEVICES = ("cpu", "cuda")     # autocast's state (on or off, and its dtype) travels for these
+_DTYPES = ("float32", "float64", "float16", "bfloat16")
+
+
 def global_state() -> list:
-    return [bool(torch.is_grad_enabled()), torch.get_rng_state(), str(torch.get_default_dtype()).removeprefix("torch.")]
+    """[grad mode, random state, default dtype, [[device, autocast on, autocast dtype], ...], default device]."""
+    autocast = [[d, bool(torch.is_autocast_enabled(d)), str(torch.get_autocast_dtype(d)).removeprefix("torch.")]
+                for d in AUTOCAST_DEVICES]
+    return [bool(torch.is_grad_enabled()), torch.get_rng_state(), str(torch.get_default_dtype()).removeprefix("torch."),
+            autocast, str(torch.get_default_device())]
 
 
 def set_global_state(state) -> None:
-    if type(state) is not list or len(state) != 3:
+    """Take over torch's global state as the kernel reports it, each part only where it is of the right form."""
+    if type(state) is not list or len(state) != 5:
         raise WireError("torch's global state in the wrong form")
-    grad, rng, dtype = state
+    grad, rng, dtype, autocast, device = state
     if type(grad) is bool:
         torch.set_grad_enabled(grad)
     if type(rng) is torch.Tensor and rng.dtype == torch.uint8 and rng.dim() == 1:     # None: unchanged
@@ -236,9 +252,23 @@ def set_global_state(state) -> None:
             torch.set_rng_state(rng)
         except RuntimeError:
             pass
-    kind = getattr(torch, dtype, None) if type(dtype) is str else None
-    if isinstance(kind, torch.dtype) and kind in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
-        torch.set_default_dtype(kind)
+    if type(dtype) is str and dtype in _DTYPES:
+        torch.set_default_dtype(getattr(torch, dtype))
+    for entry in autocast if type(autocast) is list else []:
+        if type(entry) is list and len(entry) == 3 and entry[0] in AUTOCAST_DEVICES and type(entry[1]) is bool \
+                and type(entry[2]) is str and entry[2] in _DTYPES:
+            torch.set_autocast_enabled(entry[0], entry[1])
+            try:
+                torch.set_autocast_dtype(entry[0], getattr(torch, entry[2]))
+            except RuntimeError:        # a dtype autocast refuses on that device
+                pass
+    if type(device) is str and len(device) < 40:
+        try:
+            place = torch.device(device)
+        except (RuntimeError, ValueError):
+            return
+        if place.type == "cpu" or _available(place):
+            torch.set_default_device(None if place.type == "cpu" else place)
 
 
 # -- the arguments whose state comes back ---------------------------------------------------------------
@@ -322,6 +352,10 @@ class _Decoder:
             return channel.objects.setdefault(rest[0], RemoteObject(channel, rest[0], rest[1][:100], classes))
         if tag == "T":
             return self.tensor(rest, depth)
+        if tag == "TG" and len(rest) == 2 and type(rest[0]) is tuple and rest[0][:1] == ("T",) \
+                and type(rest[1]) is tuple and len(rest[1]) == 5 and rest[1][0] == "H" and type(rest[1][1]) is int:
+            self.escaped = True     # the arguments that made it stay in sync: a backward() reaches them
+            return _graph_values(self.tensor(rest[0][1:], depth), self.connection.channel, rest[1][1])
         if tag == "D" and len(rest) == 1 and type(rest[0]) is str:
             return _device(rest[0])
         if tag == "DT" and len(rest) == 1 and type(rest[0]) is str:
@@ -400,6 +434,23 @@ class _Decoder:
                 except RuntimeError:
                     pass
         return tensor
+
+
+def _graph_values(values: torch.Tensor, channel: Channel, number: int) -> torch.Tensor:
+    """A tensor that still has its autograd graph in the kernel, as the grader computes with it: its values,
+    here, as a tensor whose backward pass goes on in the kernel. The gradient that reaches these values is
+    handed to the kernel's tensor's own `backward` (a method of the student's object), so that a loss the test
+    computes here still fills the gradients of the student's model there; every other use is the grader's."""
+    if not (values.is_floating_point() or values.is_complex()):
+        return values
+    leaf = values.detach().requires_grad_(True)
+
+    def backward_in_kernel(grad):
+        channel.connection.request("method", target=KernelObject(number, "Tensor"), name="backward", args=(grad,),
+                                   kwargs={})
+
+    leaf.register_hook(backward_in_kernel)
+    return leaf.view_as(leaf)     # not a leaf, as the kernel's tensor is not: it has a grad_fn
 
 
 _NUMPY_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64", "float16",
@@ -604,19 +655,13 @@ class RemoteObject:
         return hash((id(object.__getattribute__(self, "_channel")), object.__getattribute__(self, "_number")))
 
     def __repr__(self) -> str:
-        try:
-            text = _request(self, "method", name="__repr__", args=(), kwargs={})
-        except Exception:  # noqa: BLE001 - a repr that fails still says what it is
-            text = None
-        return text if type(text) is str else f"<{object.__getattribute__(self, '_type_name')} in the notebook>"
+        # Said here, never asked of the kernel: a failing check's message must not be the student's to write.
+        return f"<{object.__getattribute__(self, '_type_name')} in the notebook>"
 
-    def __str__(self) -> str:
-        text = _request(self, "method", name="__str__", args=(), kwargs={})
-        return text if type(text) is str else repr(self)
+    __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
-        text = _request(self, "method", name="__format__", args=(spec,), kwargs={})
-        return text if type(text) is str else repr(self)
+        return repr(self)
 
     def __bool__(self) -> bool:
         value = _request(self, "method", name="__bool__", args=(), kwargs={})
@@ -637,16 +682,6 @@ class RemoteObject:
         classes = object.__getattribute__(self, "_classes")
         return any(f"{k.__module__}.{k.__qualname__}" in classes for k in kinds if isinstance(k, type))
 
-    @classmethod
-    def __torch_function__(cls, func, types_, args=(), kwargs=None):
-        # A torch function given a tensor that stays in the kernel (one with its autograd graph) runs
-        # there, so that the graph goes on: a loss on a student's model output, then backward().
-        for value in (*args, *(kwargs or {}).values()):
-            if type(value) is RemoteObject:
-                return object.__getattribute__(value, "_channel").connection.request("call", target=func, args=args,
-                                                                                      kwargs=kwargs or {})
-        return func(*args, **(kwargs or {}))
-
 
 def _iterate(stand_in):
     iterator = _request(stand_in, "method", name="__iter__", args=(), kwargs={})
@@ -661,7 +696,7 @@ def _iterate(stand_in):
 
 
 for _name in ("__len__", "__getitem__", "__setitem__", "__delitem__", "__contains__", "__next__", "__int__",
-              "__float__", "__index__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__add__",
+              "__float__", "__index__", "__add__",
               "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__", "__floordiv__",
               "__mod__", "__matmul__", "__rmatmul__", "__pow__", "__neg__", "__abs__", "__enter__", "__exit__",
               "__round__", "__fspath__"):

@@ -33,6 +33,7 @@ a separate network namespace.
 
 from __future__ import annotations
 
+import glob
 import importlib.util
 import itertools
 import json
@@ -140,8 +141,14 @@ class Sandbox:
         """This sandbox for one kernel: the next uid of the worker's block (as root)."""
         if self.uid is None:
             return self
-        block = self.uid - (self.uid - SANDBOX_UID_BASE) % UIDS_PER_PROCESS
-        return replace(self, uid=block + next(_kernels_started) % UIDS_PER_PROCESS)
+        return replace(self, uid=self._block() + next(_kernels_started) % (UIDS_PER_PROCESS - 1))
+
+    def for_judge(self) -> "Sandbox":
+        """This sandbox for the worker's judge (course.judge): the last uid of the worker's block, never a kernel's."""
+        return self if self.uid is None else replace(self, uid=self._block() + UIDS_PER_PROCESS - 1)
+
+    def _block(self) -> int:
+        return self.uid - (self.uid - SANDBOX_UID_BASE) % UIDS_PER_PROCESS
 
     def to_json(self) -> str:
         data = {"bwrap": self.bwrap, "limits": self.limits.__dict__, "readonly": list(self.readonly),
@@ -156,8 +163,10 @@ class Sandbox:
 
     # -- the command ---------------------------------------------------------------------
 
-    def command(self, kernel_argv: list[str], workdir: Path, home: Path, rundir: Path) -> list[str]:
-        """The command line that starts `kernel_argv` in this sandbox, working in `workdir`."""
+    def command(self, kernel_argv: list[str], workdir: Path, home: Path, rundir: Path,
+                answers: Path | None = None) -> list[str]:
+        """The command line that starts `kernel_argv` in this sandbox, working in `workdir`; `answers`, a folder
+        the grader alone writes (the answer socket's), is bound read-only at its own path."""
         spec = {"rlimits": self.limits.rlimits(), "uid": self.uid, "gid": self.uid}
         if not self.isolated:
             return [sys.executable, "-c", _LIMITER, json.dumps(spec), *kernel_argv]
@@ -166,10 +175,34 @@ class Sandbox:
         seeds = [(f"{SEED_DIR}/{i}", str(path)) for i, path in enumerate((workdir, home))]
         spec["seeds"] = seeds
         limited = [sys.executable, "-c", _LIMITER, json.dumps(spec), *kernel_argv]
-        env = {"HOME": str(home), "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
-               "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": "/tmp",
-               "USER": "student", "LOGNAME": "student",
-               "MPLCONFIGDIR": str(home / ".config" / "matplotlib")} | dict(self.env)
+        env = {"HOME": str(home), "MPLCONFIGDIR": str(home / ".config" / "matplotlib")}
+        made: set[str] = set()
+        args = self._isolation(self.readonly, made)
+        for (seed, path), source in zip(seeds, (workdir, home)):
+            args += _parents(seed, made) + ["--ro-bind", str(source), seed]
+            args += _parents(path, made) + ["--perms", "1777", "--size", str(self.limits.tmp_size), "--tmpfs", path]
+        args += _parents(str(rundir), made) + ["--bind", str(rundir), str(rundir)]
+        if answers is not None:
+            args += _parents(str(answers), made) + ["--ro-bind", str(answers), str(answers)]
+        return args + self._finish(workdir, env, limited)
+
+    def judge_command(self, argv: list[str], readonly: tuple[str, ...], limits: "Limits",
+                      env: dict[str, str] | None = None) -> list[str]:
+        """The command line that starts the judge (course.judge) in a sandbox of its own: this sandbox's system,
+        Python and `helpers`, plus `readonly` (the `course` package), a capped /tmp as its only writable place,
+        `limits`' rlimits, and no path of a kernel's or of the class's."""
+        spec = {"rlimits": limits.rlimits(), "uid": self.uid, "gid": self.uid}
+        limited = [sys.executable, "-c", _LIMITER, json.dumps(spec), *argv]
+        if not self.isolated:
+            return limited
+        made: set[str] = set()
+        args = self._isolation(tuple(dict.fromkeys(self.readonly + readonly)), made, tmp_size=limits.tmp_size)
+        env = {"HOME": "/tmp", "MPLCONFIGDIR": "/tmp/.matplotlib"} | (env or {})
+        return args + self._finish(Path("/tmp"), env, limited)
+
+    def _isolation(self, readonly: tuple[str, ...], made: set[str], tmp_size: int | None = None) -> list[str]:
+        """bubblewrap's namespaces, the system and `readonly` bound read-only, a capped /tmp and /dev/shm."""
+        size = str(tmp_size or self.limits.tmp_size)
         args = [self.bwrap, "--die-with-parent", "--new-session",
                 "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                 "--hostname", "sandbox"]
@@ -180,19 +213,21 @@ class Sandbox:
             # Root: the limiter needs these two to become the sandbox uid, then has none.
             args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
         args += _system_binds()
-        # The kernel's own /tmp first, the read-only binds after: a Python environment that
+        # The sandbox's own /tmp first, the read-only binds after: a Python environment that
         # lives under /tmp must appear inside it, not be hidden by it.
         args += ["--proc", "/proc", "--dev", "/dev",
-                 "--perms", "1777", "--size", str(self.limits.tmp_size), "--tmpfs", "/tmp",
-                 "--perms", "1777", "--size", str(self.limits.tmp_size), "--tmpfs", "/dev/shm"]
-        made: set[str] = set()
-        for path in self.readonly:
+                 "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
+                 "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
+        args += _gpu_binds()
+        for path in readonly:
             args += _parents(path, made) + ["--ro-bind", path, path]
-        for (seed, path), source in zip(seeds, (workdir, home)):
-            args += _parents(seed, made) + ["--ro-bind", str(source), seed]
-            args += _parents(path, made) + ["--perms", "1777", "--size", str(self.limits.tmp_size), "--tmpfs", path]
-        args += _parents(str(rundir), made) + ["--bind", str(rundir), str(rundir)]
-        args += ["--remount-ro", "/", "--chdir", str(workdir), "--clearenv"]
+        return args
+
+    def _finish(self, workdir: Path, env: dict[str, str], limited: list[str]) -> list[str]:
+        env = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+               "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": "/tmp",
+               "USER": "student", "LOGNAME": "student"} | env | dict(self.env)
+        args = ["--remount-ro", "/", "--chdir", str(workdir), "--clearenv"]
         for key, value in sorted(env.items()):
             args += ["--setenv", key, value]
         return args + ["--", *limited]
@@ -217,6 +252,14 @@ def _system_binds() -> list[str]:
         elif path.is_dir():
             args += ["--ro-bind", str(path), str(path)]
     return args
+
+
+def _gpu_binds() -> list[str]:
+    """The NVIDIA device nodes a CUDA program opens, where the machine has them: a kernel on a GPU grading host
+    gets the GPU, and the judge sees the same devices as the kernel (a test that asks `torch.cuda.is_available()`
+    then calls the student's code with a device the kernel has)."""
+    return [arg for node in sorted(glob.glob("/dev/nvidia*")) if os.path.exists(node)
+            for arg in ("--dev-bind", node, node)]
 
 
 def _parents(path: str, made: set[str]) -> list[str]:
@@ -353,6 +396,7 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     sandbox: Sandbox
     scratch: Path
+    answers: Path | None = None     # the answer socket's folder (course.execute), bound read-only
 
     def __init__(self, **kwargs):
         rundir = self.scratch / "run"
@@ -401,7 +445,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         rundir = Path(self.connection_file).parent
         self.kernel_sandbox = self.sandbox.for_kernel()     # a fresh uid for every kernel, restarts too
         self.kernel_sandbox.give(workdir, home, rundir)
-        return self.kernel_sandbox.command(argv, workdir, home, rundir)
+        return self.kernel_sandbox.command(argv, workdir, home, rundir, self.answers)
 
     # How many processes besides the kernel its sandbox still held when the kernel was
     # ended (None: it ended by itself, and its sandbox with it).
@@ -457,8 +501,9 @@ def copy_regular(src: Path, dst: Path, skip: tuple[str, ...] = ()) -> list[str]:
     return skipped
 
 
-def kernel_manager_for(sandbox: Sandbox, scratch: Path) -> type[SandboxedKernelManager]:
-    return type("BoundSandboxedKernelManager", (SandboxedKernelManager,), {"sandbox": sandbox, "scratch": scratch})
+def kernel_manager_for(sandbox: Sandbox, scratch: Path, answers: Path | None = None) -> type[SandboxedKernelManager]:
+    return type("BoundSandboxedKernelManager", (SandboxedKernelManager,),
+                {"sandbox": sandbox, "scratch": scratch, "answers": answers})
 
 
 _MPL_CACHE: list[Path | None] = []

@@ -17,7 +17,6 @@ import builtins
 import contextlib
 import io
 import linecache
-import os
 import tempfile
 import traceback
 from pathlib import Path
@@ -26,6 +25,7 @@ from nbformat.notebooknode import NotebookNode
 
 import helpers.notebook_state
 
+from .mirror import Files
 from .remote import Channel, Connection, global_state, set_global_state
 
 SERVER_SOURCE = (Path(__file__).with_name("answer_server.py")).read_text()
@@ -78,8 +78,10 @@ def names_of(source: str) -> tuple[list[str], set[str]]:
 class Judge:
     """Runs one notebook's test cells in order, in one namespace, as the kernel would have."""
 
-    def __init__(self, exchange: Path):
-        self.exchange = exchange        # a folder both this process and the kernel see at the same path
+    def __init__(self):
+        # The test's own files: a folder of this process's /tmp, mirrored to the kernel's folder of the same
+        # path through the protocol (course.mirror), never shared.
+        self.files = Files(tempfile.mkdtemp(prefix="course-files-"))
         self.namespace: dict = {"__name__": "__main__", "__builtins__": builtins}
         self.from_notebook: set[str] = set()     # names bound from the kernel rather than by a test
         self.channel = Channel()                 # stand-ins made by one test still work in the next
@@ -89,6 +91,7 @@ class Judge:
         stopped it (the kernel gone or out of time: `course.remote.KernelGone`, `AnswerTimeout`)."""
         own_state = global_state()
         connection.channel = self.channel
+        connection.files = self.files
         self.channel.connection = connection
         printed = io.StringIO()
         failure = None
@@ -132,19 +135,13 @@ class Judge:
 
     @contextlib.contextmanager
     def _files(self):
-        """Temporary files of the test in the folder the kernel sees too, open to the kernel's user."""
-        made_before, tempdir_before = tempfile.mkdtemp, tempfile.tempdir
-
-        def mkdtemp(*args, **kwargs):
-            folder = made_before(*args, **kwargs)
-            os.chmod(folder, 0o1777)     # the kernel writes there; what the test wrote stays the test's
-            return folder
-
-        tempfile.tempdir, tempfile.mkdtemp = str(self.exchange), mkdtemp
+        """The test's temporary files in the mirrored folder (see course.mirror)."""
+        before = tempfile.tempdir
+        tempfile.tempdir = self.files.root
         try:
             yield
         finally:
-            tempfile.tempdir, tempfile.mkdtemp = tempdir_before, made_before
+            tempfile.tempdir = before
 
 
 @contextlib.contextmanager

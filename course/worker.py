@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import gradebooks
-from .execute import EVENTS_FILE, KERNEL_START, LEFT_RUNNING, SETUP_FAILED
+from .execute import EVENTS_FILE, JUDGE_FAILED, KERNEL_START, LEFT_RUNNING, SETUP_FAILED
 from .report import TAMPERING, nbgrader_error, run_problems, submission_problems
 from .sandbox import Sandbox
 
@@ -152,7 +152,7 @@ def grade_submission(job: Job) -> dict:
 
 
 GRADER_ERROR = "grader-error"       # the grading code itself raised
-INFRASTRUCTURE_KINDS = (KERNEL_START, SETUP_FAILED)
+INFRASTRUCTURE_KINDS = (KERNEL_START, SETUP_FAILED, JUDGE_FAILED)
 
 
 def _autograde(api, job: Job, scratch: Path) -> dict:

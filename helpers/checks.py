@@ -4,21 +4,31 @@ Every check raises `AssertionError` with a message that starts with `what` (the 
 being checked, in the student's words) so that a failing test reads like a sentence:
 
     AssertionError: output of TinyMLP(2, 8, 1) on a batch of 5: expected shape (5, 1), got (5, 8)
+
+A hint, where a check takes one, names the fix for that test's case. Every check sets
+`__tracebackhide__`, so that IPython's tracebacks (Validate's among them) skip the course's own
+frames and end at the test's line and the student's; while a student works, a test cell shows
+the message first (`helpers.exercises`).
 """
 
 import math
-import os
-import site
 import sys
 
 import torch
 
 
 def _fail(what: str, expected, got, hint: str = "") -> None:
-    message = f"{what}: expected {expected}, got {got}"
+    __tracebackhide__ = True
+    message = f"{what}: expected {_cut(expected)}, got {_cut(got)}"
     if hint:
         message += f". {hint}"
     raise AssertionError(message)
+
+
+def _cut(text, limit: int = 2000) -> str:
+    """At most `limit` characters of `text`: a value's repr can run to megabytes."""
+    text = str(text)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 def _describe_shape(shape) -> str:
@@ -43,6 +53,7 @@ def check_type(value, expected_type, what: str) -> None:
 
     By `type(value)`, which an object cannot fake, unlike the `__class__` isinstance() asks.
     """
+    __tracebackhide__ = True
     value = _local(value)
     claims = getattr(type(value), "__course_is__", None)    # an object left in the notebook (see _local)
     if claims is not None and claims(value, expected_type):
@@ -55,6 +66,7 @@ def check_type(value, expected_type, what: str) -> None:
 
 def check_shape(tensor, expected_shape, what: str) -> None:
     """`tensor` is a tensor whose shape is `expected_shape`."""
+    __tracebackhide__ = True
     tensor = _local(tensor)
     check_type(tensor, torch.Tensor, what)
     tensor = _tensor(tensor)
@@ -64,6 +76,7 @@ def check_shape(tensor, expected_shape, what: str) -> None:
 
 def check_dtype(tensor, expected_dtype: torch.dtype, what: str) -> None:
     """`tensor` is a tensor of dtype `expected_dtype`."""
+    __tracebackhide__ = True
     tensor = _local(tensor)
     check_type(tensor, torch.Tensor, what)
     tensor = _tensor(tensor)
@@ -71,15 +84,19 @@ def check_dtype(tensor, expected_dtype: torch.dtype, what: str) -> None:
         _fail(what, f"dtype {expected_dtype}", tensor.dtype)
 
 
-def check_device(tensor, expected_device, what: str) -> None:
-    """`tensor` lives on `expected_device` (`cuda` matches `cuda:0` on a one-GPU machine)."""
+def check_device(tensor, expected_device, what: str, hint: str = "") -> None:
+    """`tensor` lives on `expected_device` (`cuda` matches `cuda:0` on a one-GPU machine).
+
+    `hint` names the fix for this test's case: a wrong device has many causes (a forgotten
+    `.to(device)`, a container not looked into, a layer not registered, an input changed in place)."""
+    __tracebackhide__ = True
     tensor = _local(tensor)
     check_type(tensor, torch.Tensor, what)
     tensor = _tensor(tensor)
     expected = torch.device(expected_device)
     got = tensor.device
     if not _device_matches(got, expected):
-        _fail(what, f"device {expected}", got, "Move it with .to(device)")
+        _fail(what, f"device {expected}", got, hint)
 
 
 def _device_matches(got: torch.device, expected: torch.device) -> bool:
@@ -92,6 +109,7 @@ def check_equal(value, expected, what: str) -> None:
     Python's own == decides, not the value's: a student's object whose == says yes to
     everything (a subclass of int or tuple, or any class of its own) does not pass.
     """
+    __tracebackhide__ = True
     value = _local(value)
     if not _equal(_plain(value), _plain(expected)):
         _fail(what, repr(expected), repr(value))
@@ -127,24 +145,21 @@ def _equal(value, expected) -> bool:
         verdict = type(expected).__eq__(expected, value)
         if verdict is NotImplemented and type(value) in _PLAIN_TYPES:
             verdict = type(value).__eq__(value, expected)        # 1 == 1.0
-        if verdict is NotImplemented and not _own_comparison(type(value)):
+        if verdict is NotImplemented and _library_value(value):
             verdict = value == expected      # a 0-d tensor, a numpy integer: their library compares them
         return verdict is not NotImplemented and bool(verdict)
     return bool(value == expected)      # the test's own kind of value: it knows how to compare
 
 
-def _own_comparison(kind: type) -> bool:
-    """Whether `kind` brings a comparison written in Python outside the installed libraries (in a
-    notebook): its own == or !=, or numpy's or torch's hooks through which == reaches it."""
-    for name in ("__eq__", "__ne__", "__bool__", "__array_ufunc__", "__array_function__", "__torch_function__",
-                 "__torch_dispatch__"):
-        code = getattr(getattr(kind, name, None), "__code__", None)
-        if code is not None and not code.co_filename.startswith(_INSTALLED):
-            return True
-    return False
-
-
-_INSTALLED = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages(), os.path.dirname(os.__file__)})
+def _library_value(value) -> bool:
+    """Is `value` of one of torch's or numpy's own types (not a subclass), whose == their library defines?
+    Decided by what the value is: any other object's == would be its own code (a class of the notebook's,
+    or, under `course grade`, a stand-in whose comparison would run in the student's process)."""
+    kind = type(value)
+    if kind in (torch.Tensor, torch.nn.Parameter):
+        return True
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and (kind is numpy.ndarray or kind in numpy.sctypeDict.values())
 
 
 def check_close(value, expected, what: str, rtol: float = 1e-5, atol: float = 1e-6) -> None:
@@ -153,6 +168,7 @@ def check_close(value, expected, what: str, rtol: float = 1e-5, atol: float = 1e
     Accepts Python numbers, tensors, or one of each: a one-element tensor compared
     with a number is compared by value.
     """
+    __tracebackhide__ = True
     value, expected = _local(value), _local(expected)
     if isinstance(expected, torch.Tensor) or isinstance(value, torch.Tensor):
         if not issubclass(type(value), torch.Tensor):
@@ -186,6 +202,7 @@ def _short(t: torch.Tensor) -> str:
 
 def check_raises(exception_type, fn, what: str, *args, **kwargs) -> BaseException:
     """Calling `fn(*args, **kwargs)` raises `exception_type`; returns the exception."""
+    __tracebackhide__ = True
     try:
         result = fn(*args, **kwargs)
     except exception_type as exc:
@@ -198,49 +215,103 @@ def check_raises(exception_type, fn, what: str, *args, **kwargs) -> BaseExceptio
 
 
 def check_loss_plot(fig, history: dict, what: str) -> None:
-    """`fig` is a matplotlib Figure whose first axes plots `history["train_loss"]` and
-    `history["val_loss"]` against the epochs 0..n-1 as lines labelled with "train" and "val",
-    has a legend, an x label with "epoch", a y label with "loss", and marks `history["best_epoch"]`
-    (a vertical line there, or a point at `(best_epoch, val_loss[best_epoch])`)."""
+    """`fig` is a matplotlib Figure that plots `history["train_loss"]` and `history["val_loss"]` against
+    the epochs 0..n-1, each labelled with a text containing "train" and "val" (its own label or a legend
+    entry), with a legend, an x label with "epoch", a y label with "loss", and `history["best_epoch"]`
+    marked by any matplotlib means: a vertical line or span there, a point, marker or annotation at
+    `(best_epoch, val_loss[best_epoch])`, or a text placed at that epoch.
+
+    The curves are found by their data, on any axes of the figure and in any drawing order."""
+    __tracebackhide__ = True
     import numpy as np
     from matplotlib.figure import Figure
 
     check_type(fig, Figure, f"{what} (return the Figure: fig, ax = plt.subplots() ... return fig)")
     if not fig.axes:
         _fail(what, "a figure with an axes", "a figure without axes")
-    ax = fig.axes[0]
     n = len(history["train_loss"])
+    epochs = np.arange(n, dtype=float)
 
-    def curve(word):
-        found = [line for line in ax.get_lines() if word in str(line.get_label()).lower()
-                 and not str(line.get_label()).startswith("_")]
-        return found[0] if found else None
+    def values(data):
+        try:
+            return np.asarray(data, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            return np.full(1, np.nan)
+
+    def same(a, b):
+        return a.shape == b.shape and bool(np.allclose(a, b))
+
+    def legend_texts(ax):
+        legends = [ax.get_legend()] + list(fig.legends)
+        return [t.get_text().lower() for legend in legends if legend is not None for t in legend.get_texts()]
+
+    def labelled(line, word):
+        label = str(line.get_label())
+        return (word in label.lower() and not label.startswith("_")) or any(word in t for t in legend_texts(line.axes))
 
     curves = []
     for word, key in (("train", "train_loss"), ("val", "val_loss")):
-        line = curve(word)
-        if line is None:
-            _fail(what, f"a line labelled with '{word}' (ax.plot(..., label='{word}...'))", "none")
-        if not np.allclose(np.asarray(line.get_xdata(), dtype=float), np.arange(n)):
-            _fail(f"{what}: the x values of the '{word}' line", f"the epochs 0..{n - 1}", list(line.get_xdata())[:8])
-        if not np.allclose(np.asarray(line.get_ydata(), dtype=float), history[key]):
-            _fail(f"{what}: the y values of the '{word}' line", f"history['{key}']", list(line.get_ydata())[:8])
-        curves.append(line)
+        target = values(history[key])
+        found = [line for ax in fig.axes for line in ax.get_lines()
+                 if same(values(line.get_ydata()), target) and same(values(line.get_xdata()), epochs)]
+        if not found:
+            near = [line for ax in fig.axes for line in ax.get_lines() if same(values(line.get_ydata()), target)]
+            if near:
+                _fail(f"{what}: the x values of the line of history['{key}']", f"the epochs 0..{n - 1}",
+                      list(near[0].get_xdata())[:8])
+            _fail(what, f"a line of history['{key}'] against the epochs 0..{n - 1}", "no line with those values")
+        found.sort(key=lambda line: not labelled(line, word))
+        if not labelled(found[0], word):
+            _fail(what, f"a line labelled with '{word}' (ax.plot(..., label='{word}...'))",
+                  f"the line of history['{key}'] labelled {found[0].get_label()!r}")
+        curves.append(found[0])
+    ax = curves[1].axes
     check_equal("epoch" in ax.get_xlabel().lower(), True, f"{what}: the x-axis label {ax.get_xlabel()!r} mentions 'epoch'")
     check_equal("loss" in ax.get_ylabel().lower(), True, f"{what}: the y-axis label {ax.get_ylabel()!r} mentions 'loss'")
-    check_equal(ax.get_legend() is not None, True, f"{what}: a legend on the axes (ax.legend())")
+    check_equal(bool(legend_texts(ax)), True, f"{what}: a legend on the axes (ax.legend())")
     best = history["best_epoch"]
-    x, y = best, history["val_loss"][best]
-    marked = False
+    x, y = float(best), float(history["val_loss"][best])
+    check_equal(_marks(ax, curves, x, y), True,
+                f"{what}: a mark at the best epoch {best} (ax.axvline({best}) or a marker at that point)")
+
+
+def _marks(ax, curves, x: float, y: float) -> bool:
+    """Whether an artist of `ax` other than the `curves` marks epoch `x` (at loss `y`)."""
+    import numpy as np
+
+    def point(px, py):
+        return bool(np.isclose(px, x) and np.isclose(py, y))
+
     for line in ax.get_lines():
+        xs = np.asarray(line.get_xdata(), dtype=float).reshape(-1)
+        ys = np.asarray(line.get_ydata(), dtype=float).reshape(-1)
         if any(line is c for c in curves):
+            every = line.get_markevery()   # a marker on the validation curve at the best epoch only
+            if line is curves[1] and every is not None and line.get_marker() not in (None, "", "None", " "):
+                index = np.arange(len(xs))[every] if not isinstance(every, (int, np.integer)) else np.arange(len(xs))[::every]
+                if len(index) == 1 and point(xs[index[0]], ys[index[0]]):
+                    return True
             continue
-        xs, ys = np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float)
-        if (len(xs) and np.allclose(xs, x)) or any(np.isclose(a, x) and np.isclose(b, y) for a, b in zip(xs, ys)):
-            marked = True
+        if len(xs) and np.allclose(xs, x):                     # axvline, or a vertical segment at the epoch
+            return True
+        if any(point(a, b) for a, b in zip(xs, ys)):
+            return True
     for collection in ax.collections:
-        if any(np.allclose(point, (x, y)) for point in np.asarray(collection.get_offsets(), dtype=float)):
-            marked = True
-    marked = marked or any(np.allclose(getattr(text, "xy", (np.nan, np.nan)), (x, y)) or
-                           np.isclose(getattr(text, "xy", (np.nan,))[0], x) for text in ax.texts)
-    check_equal(marked, True, f"{what}: a mark at the best epoch {best} (ax.axvline({best}) or a marker at that point)")
+        offsets = np.asarray(collection.get_offsets(), dtype=float).reshape(-1, 2)
+        if any(point(a, b) for a, b in offsets):               # scatter
+            return True
+        for segment in getattr(collection, "get_segments", lambda: [])():   # vlines: a vertical segment at x
+            segment = np.asarray(segment, dtype=float).reshape(-1, 2)
+            if len(segment) and np.allclose(segment[:, 0], x):
+                return True
+    for patch in ax.patches:                                   # axvspan around the epoch, at most one epoch wide
+        corners = patch.get_patch_transform().transform(patch.get_path().vertices)[:, 0]
+        if corners.min() <= x <= corners.max() and corners.max() - corners.min() <= 1.0 + 1e-9:
+            return True
+    for text in ax.texts:                                      # annotate(xy=...) or text(x, ...)
+        where = getattr(text, "xy", None)
+        if where is None:
+            where = text.get_position()
+        if np.isclose(float(where[0]), x):
+            return True
+    return False

@@ -68,7 +68,7 @@ def serve(tmp_path):
     listener.listen(1)
     code = f"{SERVER_SOURCE}\nnamespace = {{}}\nexec({NOTEBOOK!r}, namespace)\nwhile True:\n    _course_serve({str(path)!r}, namespace)\n"
     server = subprocess.Popen([sys.executable, "-c", code])
-    runner = Judge(tmp_path)
+    runner = Judge()
 
     def run(test_code: str):
         listener.settimeout(60)
