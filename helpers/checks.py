@@ -315,3 +315,43 @@ def _marks(ax, curves, x: float, y: float) -> bool:
         if np.isclose(float(where[0]), x):
             return True
     return False
+def _marks(ax, curves, x: float, y: float) -> bool:
+    """Whether an artist of `ax` other than the `curves` marks epoch `x` (at loss `y`)."""
+    import numpy as np
+
+    def point(px, py):
+        return bool(np.isclose(px, x) and np.isclose(py, y))
+
+    for line in ax.get_lines():
+        xs = np.asarray(line.get_xdata(), dtype=float).reshape(-1)
+        ys = np.asarray(line.get_ydata(), dtype=float).reshape(-1)
+        if any(line is c for c in curves):
+            every = line.get_markevery()   # a marker on the validation curve at the best epoch only
+            if line is curves[1] and every is not None and line.get_marker() not in (None, "", "None", " "):
+                index = np.arange(len(xs))[every] if not isinstance(every, (int, np.integer)) else np.arange(len(xs))[::every]
+                if len(index) == 1 and point(xs[index[0]], ys[index[0]]):
+                    return True
+            continue
+        if len(xs) and np.allclose(xs, x):                     # axvline, or a vertical segment at the epoch
+            return True
+        if any(point(a, b) for a, b in zip(xs, ys)):
+            return True
+    for collection in ax.collections:
+        offsets = np.asarray(collection.get_offsets(), dtype=float).reshape(-1, 2)
+        if any(point(a, b) for a, b in offsets):               # scatter
+            return True
+        for segment in getattr(collection, "get_segments", lambda: [])():   # vlines: a vertical segment at x
+            segment = np.asarray(segment, dtype=float).reshape(-1, 2)
+            if len(segment) and np.allclose(segment[:, 0], x):
+                return True
+    for patch in ax.patches:                                   # axvspan around the epoch, at most one epoch wide
+        corners = patch.get_patch_transform().transform(patch.get_path().vertices)[:, 0]
+        if corners.min() <= x <= corners.max() and corners.max() - corners.min() <= 1.0 + 1e-9:
+            return True
+    for text in ax.texts:                                      # annotate(xy=...) or text(x, ...)
+        where = getattr(text, "xy", None)
+        if where is None:
+            where = text.get_position()
+        if np.isclose(float(where[0]), x):
+            return True
+    return False

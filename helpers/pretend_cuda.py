@@ -5,11 +5,14 @@ counters change on the host, at the moment a tensor is allocated or freed, wheth
 GPU has finished the kernels that use it. `synchronize()` only waits for queued kernels, so it
 changes no counter. What a student may rely on:
 
-- `PretendCUDA(held=..., old_peak=..., available=True)`: `held` bytes are allocated when it starts,
-  and the peak counter remembers an older, larger peak (`old_peak`) until it is reset.
+- `PretendCUDA(held=..., old_peak=..., workspace=..., available=True)`: `held` bytes are allocated
+  when it starts (a real GPU holds the weights and the batch before a pass), and the peak counter
+  remembers an older, larger peak (`old_peak`) until it is reset. `workspace` bytes are allocated by
+  the first kernel and kept from then on, as cuBLAS does with its workspace on the first matrix
+  product (8 MiB, 32 MiB on Hopper GPUs).
 - `gpu.run_kernel(keep=..., temporary=...)`: what a piece of work does to the allocator:
-  allocates `keep + temporary` bytes, queues a kernel, frees `temporary` (the output, `keep`,
-  stays allocated). Both happen at once, on the host.
+  allocates the workspace if no kernel has yet, then `keep + temporary` bytes, queues a kernel,
+  frees `temporary` (the output, `keep`, stays allocated). Both happen at once, on the host.
 - `gpu.kernel(keep=..., temporary=...)`: that piece of work as a function of no arguments, to hand
   to the code under test; `nothing` is work that does nothing.
 - `gpu.run(fn, *args)`: `fn(*args)` with this device installed, in the process where the code
@@ -57,8 +60,10 @@ class _Stream:
 class PretendCUDA:
     """One pretend CUDA device whose memory counters behave like PyTorch's caching allocator."""
 
-    def __init__(self, held: int = 0, old_peak: int = 0, available: bool = True):
+    def __init__(self, held: int = 0, old_peak: int = 0, available: bool = True, workspace: int = 0):
         self.available = available
+        self.workspace = workspace   # allocated by the first kernel, then kept
+        self.workspace_allocated = False
         self.allocated = held
         self.peak = max(held, old_peak)
         self.reserved = self._round_up(self.peak)
@@ -88,6 +93,9 @@ class PretendCUDA:
     def run_kernel(self, keep: int = 0, temporary: int = 0) -> None:
         """A piece of work: its output (`keep` bytes) stays, its temporary buffers are freed at once."""
         self._need("kernel")
+        if not self.workspace_allocated:
+            self.allocate(self.workspace)
+            self.workspace_allocated = True
         self.allocate(keep + temporary)
         self.queued += 1
         self.free(temporary)

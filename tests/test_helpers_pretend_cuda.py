@@ -73,3 +73,32 @@ def test_the_real_allocator_counts_an_output_before_the_gpu_has_computed_it():
     torch.cuda.synchronize()
     assert counted >= product.numel() * product.element_size()
     assert torch.cuda.memory_allocated() - before == counted   # synchronize changed no counter
+
+
+def test_the_workspace_is_allocated_by_the_first_kernel_and_kept():
+    gpu = PretendCUDA(held=1_000, workspace=8_000)
+    with gpu.installed():
+        assert torch.cuda.memory_allocated() == 1_000                  # held before any work: weights, batch
+        gpu.run_kernel(temporary=500)
+        assert torch.cuda.memory_allocated() == 9_000                  # the workspace stays
+        assert torch.cuda.max_memory_allocated() == 9_500
+        torch.cuda.reset_peak_memory_stats()
+        gpu.run_kernel(temporary=500)                                  # no second workspace
+        assert torch.cuda.max_memory_allocated() == 9_500 and torch.cuda.memory_allocated() == 9_000
+
+
+def test_what_a_pass_adds_is_the_peak_minus_what_was_held_before_it():
+    # The arithmetic of notebook 03's autocast cell: a pass whose activations halve under autocast adds
+    # half as much, while absolute peaks, which include what is held, barely differ.
+    added, absolute = {}, {}
+    for mode, activations in (("float32", 4_000_000), ("autocast", 2_000_000)):
+        gpu = PretendCUDA(held=20_000_000, workspace=8 * 2**20)
+        with gpu.installed():
+            gpu.run_kernel()                                           # warm-up: the workspace is allocated
+            held = torch.cuda.memory_allocated()
+            torch.cuda.reset_peak_memory_stats()
+            gpu.run_kernel(temporary=activations)
+            absolute[mode] = torch.cuda.max_memory_allocated()
+            added[mode] = absolute[mode] - held
+    assert added["autocast"] / added["float32"] == 0.5
+    assert absolute["autocast"] / absolute["float32"] > 0.9

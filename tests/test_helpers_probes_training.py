@@ -168,3 +168,56 @@ def test_check_loss_plot_names_what_is_missing(kwargs, words):
 def test_check_loss_plot_wants_a_figure():
     with pytest.raises(AssertionError, match="return the Figure"):
         check_loss_plot(None, HISTORY, "plot")
+
+
+def _curves(ax, order=("train", "val")):
+    for which in order:
+        ax.plot(HISTORY[f"{which}_loss"], label=f"{which} loss")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("loss")
+
+
+@pytest.mark.parametrize("mark", [
+    lambda ax: ax.plot(2, 0.6, "r*"),
+    lambda ax: ax.vlines(2, 0, 1),
+    lambda ax: ax.axvspan(1.5, 2.5, alpha=0.2),
+    lambda ax: ax.annotate("best", xy=(2, 0.6), xytext=(3, 0.9), arrowprops={}),
+    lambda ax: ax.text(2, 0.65, "best"),
+    lambda ax: ax.errorbar([2], [0.6], yerr=[0.05], fmt="o"),
+    lambda ax: ax.stem([2], [0.6]),
+], ids=["plot-point", "vlines", "axvspan", "annotate", "text", "errorbar", "stem"])
+def test_check_loss_plot_accepts_every_way_to_mark_the_best_epoch(mark):
+    fig, ax = plt.subplots()
+    _curves(ax)
+    mark(ax)
+    ax.legend()
+    check_loss_plot(fig, HISTORY, "plot")
+    plt.close("all")
+
+
+def test_check_loss_plot_finds_curves_by_their_data_in_any_order():
+    fig, ax = plt.subplots()
+    ax.axvline(2, label="best val epoch")          # drawn first, and its label says "val"
+    _curves(ax, order=("val", "train"))
+    ax.legend()
+    check_loss_plot(fig, HISTORY, "plot")
+    fig, ax = plt.subplots()
+    ax.plot(HISTORY["train_loss"])
+    ax.plot(HISTORY["val_loss"], marker="o", markevery=[2])
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("loss")
+    ax.legend(["train", "validation"])            # labels given to the legend, not to the lines
+    check_loss_plot(fig, HISTORY, "plot")
+    plt.close("all")
+
+
+@pytest.mark.parametrize("mark", [lambda ax: ax.axvspan(0, 3, alpha=0.1), lambda ax: ax.scatter([2], [0.5]),
+                                  lambda ax: ax.text(3, 0.6, "best")], ids=["wide-span", "wrong-point", "text-elsewhere"])
+def test_check_loss_plot_refuses_a_mark_that_is_not_at_the_best_epoch(mark):
+    fig, ax = plt.subplots()
+    _curves(ax)
+    mark(ax)
+    ax.legend()
+    with pytest.raises(AssertionError, match="a mark at the best epoch 2"):
+        check_loss_plot(fig, HISTORY, "plot")
+    plt.close("all")

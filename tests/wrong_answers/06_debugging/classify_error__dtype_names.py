@@ -1,4 +1,4 @@
-# Mistake: recognises a dtype error by the dtype names it mentions (float, double, half, long, ...) instead of the signs listed in the exercise.
+# Mistake: recognises a dtype error by a few dtype names but neither by the word dtype nor by Int, so "gather(): Expected dtype int32/int64 for index" is not called a dtype error.
 def classify_error(exc):
     """The kind of mismatch the message of `exc` reports: "shape", "device", "dtype" or "other"."""
     message = str(exc).lower()
