@@ -22,6 +22,7 @@ from .cells import exercise_of
 GROUP_SHARE = 0.27      # Kelley's upper and lower groups for the discrimination index
 MESSAGE_CAP = 200       # characters of a failing message kept: it is the student's code talking
 TOP_MESSAGES = 3        # failing messages shown per exercise
+UNANSWERED = "NotImplementedError"      # the message of a test that met the release's untouched stub
 SLOWEST = 5             # slowest submissions shown per assignment
 # Error names the grader writes when a notebook could not run to its end (course.execute's
 # KERNEL_DIED and NOTEBOOK_TIMEOUT, nbclient's cell timeout): such a submission "broke".
@@ -71,7 +72,8 @@ class ExerciseStats:
     partial: int
     none: int
     mean_fraction: float
-    messages: list[tuple[str, int]]             # (message, students who saw it), most seen first
+    unanswered: int                             # students whose failing tests all met the released stub
+    messages: list[tuple[str, int, tuple[str, ...]]]    # (message, students, test cells), most seen first
 
 
 @dataclass
@@ -218,10 +220,18 @@ def _exercises(data: AssignmentData) -> list[ExerciseStats]:
         most = sum(t.max_score for t in tests)
         earned = [sum(s.cells.get((t.notebook, t.name), 0.0) for t in tests) for s in data.submissions]
         full, partial, none = shares(earned, most)
-        seen = [{f"{t.name}: {s.failures[(t.notebook, t.name)]}" for t in tests
-                 if (t.notebook, t.name) in s.failures} for s in data.submissions]
+        # A stub left as released says nothing about a misconception: counted apart, not listed.
+        seen = [{s.failures[(t.notebook, t.name)] for t in tests if (t.notebook, t.name) in s.failures}
+                for s in data.submissions]
+        unanswered = sum(1 for messages in seen if messages == {UNANSWERED})
+        where = {}      # message -> the test cells that showed it
+        for s in data.submissions:
+            for t in tests:
+                where.setdefault(s.failures.get((t.notebook, t.name)), set()).add(t.name)
+        messages = [(m, count, tuple(sorted(where[m])))
+                    for m, count in common_messages([m - {UNANSWERED} for m in seen])]
         mean = statistics.fmean(_fraction(e, most) for e in earned) if earned else 0.0
-        found.append(ExerciseStats(name, most, full, partial, none, mean, common_messages(seen)))
+        found.append(ExerciseStats(name, most, full, partial, none, mean, unanswered, messages))
     return sorted(found, key=lambda e: (e.mean_fraction, -e.none))
 
 

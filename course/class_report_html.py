@@ -115,18 +115,18 @@ def _summary(a: AssignmentStats) -> str:
 
 def _exercise_table(exercises: list[ExerciseStats]) -> str:
     head = ("<tr><th>exercise</th><th>points</th><th>full</th><th>partial</th><th>none</th>"
-            "<th>mean</th><th>most common failing messages (students)</th></tr>")
+            "<th>mean</th><th>not answered</th><th>most common failing messages (students; test cells)</th></tr>")
     rows = []
     for x in exercises:
         n = x.full + x.partial + x.none
         pct = lambda k: f"{k} ({100 * k / n:.0f}%)" if n else str(k)
-        messages = "".join(f"<li><span class='msg'>{_e(m)}</span> × {c}"
-                           + (" <span class='note'>(not answered)</span>" if m.endswith(": NotImplementedError")
-                              else "") + "</li>" for m, c in x.messages)
+        messages = "".join(f"<li data-count='{c}'><span class='msg'>{_e(m)}</span> × {c} "
+                           f"<span class='note'>({_e(', '.join(tests))})</span></li>" for m, c, tests in x.messages)
         rows.append(f"<tr data-exercise='{_e(x.name)}'><th>{_e(x.name)}</th>{_td(x.max_score)}"
                     f"{_td(x.full, pct(x.full), stat='full')}{_td(x.partial, pct(x.partial), stat='partial')}"
                     f"{_td(x.none, pct(x.none), stat='none')}"
                     f"{_td(x.mean_fraction, f'{100 * x.mean_fraction:.0f}%', stat='mean')}"
+                    f"{_td(x.unanswered, pct(x.unanswered), stat='unanswered')}"
                     f"<td>{f'<ul>{messages}</ul>' if messages else '—'}</td></tr>")
     return f"<table class='exercises'>{head}{''.join(rows)}</table>"
 
@@ -178,7 +178,9 @@ def _glossary() -> str:
 <li><b>full / partial / none</b>: students with all, some or none of an exercise's points (its test cells together).
 Exercises are ordered by the mean share of their points, lowest first.</li>
 <li><b>failing messages</b>: the exception type and first line a failing test cell showed, grouped; each student
-counts once per message. They come from the student's code: shown as text, cut at 200 characters.</li>
+counts once per message. They come from the student's code: shown as text, cut at 200 characters.
+<b>not answered</b>: students whose failing tests of the exercise all met the released stub (its
+NotImplementedError); their message is not listed.</li>
 <li><b>point-biserial r</b>: the correlation between passing the cell and the student's total on the
 <i>other</i> cells. <b>D</b>: the share passing among the top 27% of students by total minus that among the bottom
 27% (ties broken by student id). Both run from -1 to 1; below 0.2 a test separates poorly, below 0 stronger students
