@@ -219,20 +219,23 @@ def _exercises(data: AssignmentData) -> list[ExerciseStats]:
         tests = [t for t in data.tests if t.exercise == name]
         most = sum(t.max_score for t in tests)
         earned = [sum(s.cells.get((t.notebook, t.name), 0.0) for t in tests) for s in data.submissions]
-        full, partial, none = shares(earned, most)
-        # A stub left as released says nothing about a misconception: counted apart, not listed.
-        seen = [{s.failures[(t.notebook, t.name)] for t in tests if (t.notebook, t.name) in s.failures}
-                for s in data.submissions]
-        unanswered = sum(1 for messages in seen if messages == {UNANSWERED})
-        where = {}      # message -> the test cells that showed it
-        for s in data.submissions:
-            for t in tests:
-                where.setdefault(s.failures.get((t.notebook, t.name)), set()).add(t.name)
-        messages = [(m, count, tuple(sorted(where[m])))
-                    for m, count in common_messages([m - {UNANSWERED} for m in seen])]
         mean = statistics.fmean(_fraction(e, most) for e in earned) if earned else 0.0
-        found.append(ExerciseStats(name, most, full, partial, none, mean, unanswered, messages))
+        found.append(ExerciseStats(name, most, *shares(earned, most), mean, *_messages(data, tests)))
     return sorted(found, key=lambda e: (e.mean_fraction, -e.none))
+
+
+def _messages(data: AssignmentData, tests: list[TestCell]) -> tuple[int, list[tuple[str, int, tuple[str, ...]]]]:
+    """(students who left the stub, [(message, students, test cells)]) for one exercise's tests.
+    A stub left as released says nothing about a misconception: counted apart, not listed."""
+    seen, where = [], {}        # per student, the messages; per message, the test cells showing it
+    for s in data.submissions:
+        mine = {(t.name, s.failures[(t.notebook, t.name)]) for t in tests if (t.notebook, t.name) in s.failures}
+        for test, message in mine:
+            where.setdefault(message, set()).add(test)
+        seen.append({message for _, message in mine})
+    unanswered = sum(1 for messages in seen if messages == {UNANSWERED})
+    top = common_messages([messages - {UNANSWERED} for messages in seen])
+    return unanswered, [(m, count, tuple(sorted(where[m]))) for m, count in top]
 
 
 # -- reading the class --------------------------------------------------------------------------
@@ -259,13 +262,19 @@ def read_assignment(class_dir: Path, gb, name: str) -> AssignmentData | None:
     """One assignment's scores, flags, failing messages and times; None when the gradebook lacks it."""
     from nbgrader.api import MissingEntry
 
-    from .gradebooks import REPORT_COMMENT
-    from .report import TAMPERING
-
     try:
         assignment = gb.find_assignment(name)
     except MissingEntry:
         return None
+    order: dict[str, int] = {}
+    subs = [_submission(class_dir, name, sub, order)
+            for sub in sorted(gb.assignment_submissions(name), key=lambda s: s.student_id)]
+    tests = sorted(_test_cells(assignment),     # in notebook order, as the autograded notebooks showed it
+                   key=lambda t: (t.notebook, order.get(t.name, len(order)), t.name))
+    return AssignmentData(name, float(assignment.max_score), tests, subs)
+
+
+def _test_cells(assignment) -> list[TestCell]:
     tests = []
     for nb in assignment.notebooks:
         answers = [c.name for c in nb.solution_cells]
@@ -273,24 +282,27 @@ def read_assignment(class_dir: Path, gb, name: str) -> AssignmentData | None:
             if cell.name not in answers:    # a graded answer is marked by hand: not a test
                 tests.append(TestCell(nb.name, cell.name, exercise_of(cell.name, answers) or cell.name,
                                       float(cell.max_score)))
-    order: dict[str, int] = {}
-    subs = []
-    for sub in sorted(gb.assignment_submissions(name), key=lambda s: s.student_id):
-        found = Submission(sub.student_id, float(sub.score), {}, {},
-                           seconds=_grading_seconds(class_dir, name, sub.student_id))
-        for nb in sub.notebooks:
-            for grade in nb.grades:
-                found.cells[(nb.name, grade.name)] = float(grade.score or 0.0)
-            found.flagged |= bool(nb.flagged)
-            found.tampering |= any((c.auto_comment or "").startswith(REPORT_COMMENT)
-                                   and TAMPERING in c.auto_comment for c in nb.comments)
-            path = class_dir / "autograded" / sub.student_id / name / f"{nb.name}.ipynb"
-            failures, broken = _read_autograded(path, order)
-            found.failures.update({(nb.name, cell): m for cell, m in failures.items()})
-            found.broken |= broken
-        subs.append(found)
-    tests.sort(key=lambda t: (t.notebook, order.get(t.name, len(order)), t.name))   # notebook order
-    return AssignmentData(name, float(assignment.max_score), tests, subs)
+    return tests
+
+
+def _submission(class_dir: Path, assignment: str, sub, order: dict[str, int]) -> Submission:
+    from .gradebooks import REPORT_COMMENT
+    from .report import TAMPERING
+
+    found = Submission(sub.student_id, float(sub.score), {}, {},
+                       seconds=_grading_seconds(class_dir, assignment, sub.student_id))
+    for nb in sub.notebooks:
+        for grade in nb.grades:
+            found.cells[(nb.name, grade.name)] = float(grade.score or 0.0)
+        found.flagged |= bool(nb.flagged)
+        # course grade's report comment (course.gradebooks.record_findings) names tampering so.
+        found.tampering |= any((c.auto_comment or "").startswith(REPORT_COMMENT)
+                               and TAMPERING in c.auto_comment for c in nb.comments)
+        path = class_dir / "autograded" / sub.student_id / assignment / f"{nb.name}.ipynb"
+        failures, broken = _read_autograded(path, order)
+        found.failures.update({(nb.name, cell): m for cell, m in failures.items()})
+        found.broken |= broken
+    return found
 
 
 def _read_autograded(path: Path, order: dict[str, int]) -> tuple[dict[str, str], bool]:
