@@ -16,6 +16,11 @@ c.CourseDirectory.ignore = [
     ".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.pt.tmp",
 ]
 
+# What a student finds in place of each solution: what to do with it. The `raise` stays bare, so
+# that an unwritten exercise is recognised by its error alone (NotImplementedError, no message).
+c.ClearSolutions.code_stub = {
+    "python": "# YOUR CODE HERE: replace this comment and the `raise` below with your code\nraise NotImplementedError()"}
+
 # How notebooks run (timeouts, PyTorch warnings on stderr, output limits) is written once, in
 # release/nbgrader_config.py, where a student's JupyterLab Validate finds it too.
 from course.nbgrader_plugins import configure, student_config  # noqa: E402

@@ -1,6 +1,7 @@
 """The visible tests of a release notebook, as `helpers.selfcheck` reads them."""
 
 import json
+import re
 from pathlib import Path
 
 from . import cells
@@ -8,7 +9,7 @@ from .paths import Course
 
 
 def visible_tests_json(release_notebook: Path) -> str:
-    """JSON of {exercise: [visible test code, ...]} taken from a student release notebook."""
+    """JSON of {exercise: [visible test code, ...]} and {exercise: "Exercise N"} from a student release notebook."""
     nb = cells.read(release_notebook)
     names = cells.exercises(nb)
     exercises: dict[str, list[str]] = {name: [] for name in names}
@@ -16,7 +17,18 @@ def visible_tests_json(release_notebook: Path) -> str:
         if cells.is_test(cell):
             exercises[cells.exercise_of(cells.grade_id(cell), names)].append(cell.source)
     return json.dumps({"generated_from": f"release/{release_notebook.parent.name}/{release_notebook.name}",
-                       "exercises": exercises}, indent=1) + "\n"
+                       "exercises": exercises, "where": places(nb, names)}, indent=1) + "\n"
+
+
+def places(nb, names) -> dict[str, str]:
+    """{exercise: "Exercise 5"}: how the notebook's text names each exercise ("Exercise 5: `TinyMLP`")."""
+    text = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "markdown")
+    found = {}
+    for name in names:
+        match = re.search(rf"Exercise\s+(\d+):\s*`{re.escape(name)}`", text)
+        if match:
+            found[name] = f"Exercise {match.group(1)}"
+    return found
 
 
 def data_path(course: Course, assignment: str) -> Path:

@@ -7,6 +7,7 @@ Small modules, one concern each:
 - `helpers.data`              seeded synthetic data sets and scikit-learn's real digits (nothing is downloaded)
 - `helpers.checks`            checks whose failure says what was expected and what was got
 - `helpers.selfcheck`         the student's self-check: every visible test, one line per exercise
+- `helpers.exercises`         test and demo cells: strict when graded; while a student works, Run All goes on
 - `helpers.widgets`           interactive explorers (broadcasting)
 - `helpers.monitor`           training progress and loss-curve plots (notebook 02)
 - `helpers.memory`            measuring where training memory goes (notebook 03)

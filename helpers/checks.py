@@ -17,12 +17,13 @@ import sys
 import torch
 
 
-def _fail(what: str, expected, got, hint: str = "") -> None:
-    __tracebackhide__ = True
+def _failure(what: str, expected, got, hint: str = "") -> AssertionError:
+    """The error a check raises itself (`raise _failure(...)`): a traceback then ends in the check's
+    own frame, which IPython hides with the others (it never hides the frame that raised)."""
     message = f"{what}: expected {_cut(expected)}, got {_cut(got)}"
     if hint:
         message += f". {hint}"
-    raise AssertionError(message)
+    return AssertionError(message)
 
 
 def _cut(text, limit: int = 2000) -> str:
@@ -61,7 +62,7 @@ def check_type(value, expected_type, what: str) -> None:
     if not issubclass(type(value), expected_type):
         names = (expected_type.__name__ if isinstance(expected_type, type)
                  else " or ".join(t.__name__ for t in expected_type))
-        _fail(what, f"a {names}", f"{type(value).__name__} {value!r:.80}")
+        raise _failure(what, f"a {names}", f"{type(value).__name__} {value!r:.80}")
 
 
 def check_shape(tensor, expected_shape, what: str) -> None:
@@ -71,7 +72,7 @@ def check_shape(tensor, expected_shape, what: str) -> None:
     check_type(tensor, torch.Tensor, what)
     tensor = _tensor(tensor)
     if tuple(tensor.shape) != tuple(expected_shape):
-        _fail(what, f"shape {_describe_shape(expected_shape)}", _describe_shape(tensor.shape))
+        raise _failure(what, f"shape {_describe_shape(expected_shape)}", _describe_shape(tensor.shape))
 
 
 def check_dtype(tensor, expected_dtype: torch.dtype, what: str) -> None:
@@ -81,7 +82,7 @@ def check_dtype(tensor, expected_dtype: torch.dtype, what: str) -> None:
     check_type(tensor, torch.Tensor, what)
     tensor = _tensor(tensor)
     if tensor.dtype != expected_dtype:
-        _fail(what, f"dtype {expected_dtype}", tensor.dtype)
+        raise _failure(what, f"dtype {expected_dtype}", tensor.dtype)
 
 
 def check_device(tensor, expected_device, what: str, hint: str = "") -> None:
@@ -96,7 +97,7 @@ def check_device(tensor, expected_device, what: str, hint: str = "") -> None:
     expected = torch.device(expected_device)
     got = tensor.device
     if not _device_matches(got, expected):
-        _fail(what, f"device {expected}", got, hint)
+        raise _failure(what, f"device {expected}", got, hint)
 
 
 def _device_matches(got: torch.device, expected: torch.device) -> bool:
@@ -112,7 +113,7 @@ def check_equal(value, expected, what: str) -> None:
     __tracebackhide__ = True
     value = _local(value)
     if not _equal(_plain(value), _plain(expected)):
-        _fail(what, repr(expected), repr(value))
+        raise _failure(what, repr(expected), repr(value))
 
 
 _PLAIN_TYPES = (type(None), bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset)
@@ -175,21 +176,21 @@ def check_close(value, expected, what: str, rtol: float = 1e-5, atol: float = 1e
             if isinstance(value, (int, float)) and expected.numel() == 1:
                 value = torch.tensor(float(value))
             else:
-                _fail(what, "a tensor", f"{type(value).__name__} {value!r:.80}")
+                raise _failure(what, "a tensor", f"{type(value).__name__} {value!r:.80}")
         expected_t = torch.as_tensor(expected, dtype=torch.float64).cpu()
         value_t = _tensor(value).detach().to("cpu", torch.float64)
         if expected_t.numel() == 1 and value_t.numel() == 1:
             value_t, expected_t = value_t.reshape(()), expected_t.reshape(())
         if value_t.shape != expected_t.shape:
-            _fail(what, f"shape {_describe_shape(expected_t.shape)}", _describe_shape(value_t.shape))
+            raise _failure(what, f"shape {_describe_shape(expected_t.shape)}", _describe_shape(value_t.shape))
         if not torch.allclose(value_t, expected_t, rtol=rtol, atol=atol, equal_nan=False):
             worst = (value_t - expected_t).abs().max().item()
-            _fail(what, f"values close to {_short(expected_t)}", f"{_short(value_t)} (largest difference {worst:.3g})")
+            raise _failure(what, f"values close to {_short(expected_t)}", f"{_short(value_t)} (largest difference {worst:.3g})")
         return
     if not isinstance(value, (int, float)) or isinstance(value, bool):
-        _fail(what, "a number", f"{type(value).__name__} {value!r:.80}")
+        raise _failure(what, "a number", f"{type(value).__name__} {value!r:.80}")
     if not math.isclose(value, expected, rel_tol=rtol, abs_tol=atol):
-        _fail(what, f"{expected:.6g}", f"{value:.6g}")
+        raise _failure(what, f"{expected:.6g}", f"{value:.6g}")
 
 
 def _short(t: torch.Tensor) -> str:
@@ -210,8 +211,8 @@ def check_raises(exception_type, fn, what: str, *args, **kwargs) -> BaseExceptio
     except NotImplementedError:
         raise  # an exercise not written yet says so, as in every other test
     except Exception as exc:  # the wrong kind of error is a wrong answer, not a crash
-        _fail(what, f"{exception_type.__name__} to be raised", f"{type(exc).__name__}: {exc}")
-    _fail(what, f"{exception_type.__name__} to be raised", f"no error, the result {result!r:.80}")
+        raise _failure(what, f"{exception_type.__name__} to be raised", f"{type(exc).__name__}: {exc}")
+    raise _failure(what, f"{exception_type.__name__} to be raised", f"no error, the result {result!r:.80}")
 
 
 def check_loss_plot(fig, history: dict, what: str) -> None:
@@ -228,7 +229,7 @@ def check_loss_plot(fig, history: dict, what: str) -> None:
 
     check_type(fig, Figure, f"{what} (return the Figure: fig, ax = plt.subplots() ... return fig)")
     if not fig.axes:
-        _fail(what, "a figure with an axes", "a figure without axes")
+        raise _failure(what, "a figure with an axes", "a figure without axes")
     n = len(history["train_loss"])
     epochs = np.arange(n, dtype=float)
 
@@ -257,12 +258,12 @@ def check_loss_plot(fig, history: dict, what: str) -> None:
         if not found:
             near = [line for ax in fig.axes for line in ax.get_lines() if same(values(line.get_ydata()), target)]
             if near:
-                _fail(f"{what}: the x values of the line of history['{key}']", f"the epochs 0..{n - 1}",
+                raise _failure(f"{what}: the x values of the line of history['{key}']", f"the epochs 0..{n - 1}",
                       list(near[0].get_xdata())[:8])
-            _fail(what, f"a line of history['{key}'] against the epochs 0..{n - 1}", "no line with those values")
+            raise _failure(what, f"a line of history['{key}'] against the epochs 0..{n - 1}", "no line with those values")
         found.sort(key=lambda line: not labelled(line, word))
         if not labelled(found[0], word):
-            _fail(what, f"a line labelled with '{word}' (ax.plot(..., label='{word}...'))",
+            raise _failure(what, f"a line labelled with '{word}' (ax.plot(..., label='{word}...'))",
                   f"the line of history['{key}'] labelled {found[0].get_label()!r}")
         curves.append(found[0])
     ax = curves[1].axes
@@ -275,46 +276,6 @@ def check_loss_plot(fig, history: dict, what: str) -> None:
                 f"{what}: a mark at the best epoch {best} (ax.axvline({best}) or a marker at that point)")
 
 
-def _marks(ax, curves, x: float, y: float) -> bool:
-    """Whether an artist of `ax` other than the `curves` marks epoch `x` (at loss `y`)."""
-    import numpy as np
-
-    def point(px, py):
-        return bool(np.isclose(px, x) and np.isclose(py, y))
-
-    for line in ax.get_lines():
-        xs = np.asarray(line.get_xdata(), dtype=float).reshape(-1)
-        ys = np.asarray(line.get_ydata(), dtype=float).reshape(-1)
-        if any(line is c for c in curves):
-            every = line.get_markevery()   # a marker on the validation curve at the best epoch only
-            if line is curves[1] and every is not None and line.get_marker() not in (None, "", "None", " "):
-                index = np.arange(len(xs))[every] if not isinstance(every, (int, np.integer)) else np.arange(len(xs))[::every]
-                if len(index) == 1 and point(xs[index[0]], ys[index[0]]):
-                    return True
-            continue
-        if len(xs) and np.allclose(xs, x):                     # axvline, or a vertical segment at the epoch
-            return True
-        if any(point(a, b) for a, b in zip(xs, ys)):
-            return True
-    for collection in ax.collections:
-        offsets = np.asarray(collection.get_offsets(), dtype=float).reshape(-1, 2)
-        if any(point(a, b) for a, b in offsets):               # scatter
-            return True
-        for segment in getattr(collection, "get_segments", lambda: [])():   # vlines: a vertical segment at x
-            segment = np.asarray(segment, dtype=float).reshape(-1, 2)
-            if len(segment) and np.allclose(segment[:, 0], x):
-                return True
-    for patch in ax.patches:                                   # axvspan around the epoch, at most one epoch wide
-        corners = patch.get_patch_transform().transform(patch.get_path().vertices)[:, 0]
-        if corners.min() <= x <= corners.max() and corners.max() - corners.min() <= 1.0 + 1e-9:
-            return True
-    for text in ax.texts:                                      # annotate(xy=...) or text(x, ...)
-        where = getattr(text, "xy", None)
-        if where is None:
-            where = text.get_position()
-        if np.isclose(float(where[0]), x):
-            return True
-    return False
 def _marks(ax, curves, x: float, y: float) -> bool:
     """Whether an artist of `ax` other than the `curves` marks epoch `x` (at loss `y`)."""
     import numpy as np

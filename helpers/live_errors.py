@@ -30,6 +30,7 @@ def check_kinds(classify, cases) -> None:
     `what` says in words which operation failed; a failure shows it with the live message.
     A case whose operation runs on this torch is skipped: `classify` is not called for it.
     """
+    __tracebackhide__ = True
     for kind, what, operation in cases:
         error = provoke(operation)
         if error is not None:

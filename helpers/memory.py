@@ -175,22 +175,34 @@ def memory_plan_table(num_params: int, activations_per_sample: int, batch_size: 
     return "\n".join(lines)
 
 
+def _choices(value: float, usual: tuple[float, ...]) -> list[float]:
+    """`usual`, with `value` among them: a slider's stops, so that it starts exactly at `value`."""
+    return sorted(set(usual) | {value})
+
+
 def memory_calculator(num_params_millions: float = 125.0, activations_per_sample_millions: float = 250.0,
                       batch_size: int = 16, optimizer: str = "adam", precision: str = "float32",
                       gpu: str = "T4 (16 GB, free Colab)"):
-    """Sliders and menus for `memory_plan_table`; the table updates as you change them."""
+    """Sliders and menus for `memory_plan_table`; the table updates as you change them.
+
+    It starts at exactly the given values (the defaults are the example 03 prints just above it):
+    the sliders stop at round numbers plus those values, rather than snapping to a log scale."""
     import html
 
     import ipywidgets as widgets
 
-    params = widgets.FloatLogSlider(value=num_params_millions, base=10, min=-1, max=4, step=0.05,
-                                    description="params (M)")
-    acts = widgets.FloatLogSlider(value=activations_per_sample_millions, base=10, min=-3, max=3, step=0.05,
-                                  description="acts/sample (M)")
-    batch = widgets.IntSlider(value=batch_size, min=1, max=512, description="batch size")
-    opt = widgets.Dropdown(options=list(OPTIMIZER_STATE_COPIES), value=optimizer, description="optimizer")
-    prec = widgets.ToggleButtons(options=["float32", "mixed"], value=precision, description="precision")
-    card = widgets.Dropdown(options=list(GPU_MEMORY_BYTES), value=gpu, description="GPU")
+    wide = {"style": {"description_width": "initial"}}      # labels in full, never cut off
+    params = widgets.SelectionSlider(
+        options=_choices(num_params_millions, (1, 10, 50, 125, 350, 770, 1300, 3000, 7000, 13000)),
+        value=num_params_millions, description="parameters (millions)", **wide)
+    acts = widgets.SelectionSlider(
+        options=_choices(activations_per_sample_millions, (0.1, 1, 10, 50, 100, 250, 500, 1000)),
+        value=activations_per_sample_millions, description="activation values per example (millions)", **wide)
+    batch = widgets.SelectionSlider(options=_choices(batch_size, (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)),
+                                    value=batch_size, description="batch size", **wide)
+    opt = widgets.Dropdown(options=list(OPTIMIZER_STATE_COPIES), value=optimizer, description="optimizer", **wide)
+    prec = widgets.ToggleButtons(options=["float32", "mixed"], value=precision, description="precision", **wide)
+    card = widgets.Dropdown(options=list(GPU_MEMORY_BYTES), value=gpu, description="GPU", **wide)
     # An HTML widget rather than an Output widget: headless runs (nbval, nbgrader) print nothing extra.
     view = widgets.HTML()
 
@@ -202,7 +214,7 @@ def memory_calculator(num_params_millions: float = 125.0, activations_per_sample
     for control in (params, acts, batch, opt, prec, card):
         control.observe(show, names="value")
     show()
-    return widgets.VBox([widgets.HBox([params, acts, batch]), widgets.HBox([opt, card]), prec, view])
+    return widgets.VBox([params, acts, batch, widgets.HBox([opt, card]), prec, view])
 
 
 def plot_memory_breakdown(breakdowns: dict, title: str = "Where training memory goes"):

@@ -1,7 +1,10 @@
-"""Each release notebook opened in JupyterLab in a real (headless) Chromium, all cells run.
+"""Each release notebook, half done, opened in JupyterLab in a real (headless) Chromium: a student's walk.
 
-Passes when every cell ran, the only Python errors are the NotImplementedError of the
-unfilled exercises, and the widgets rendered. A screenshot of each notebook is kept in
+Half its exercises are answered (one of them wrongly, `tests/half_done.py`), the others left as
+released. The notebook must open unmodified; Run All (the menu, as a student clicks it) must run
+every cell, with no Python error shown anywhere (test cells of unwritten or wrong exercises say so
+and the run goes on); the Self-check at the end must name every exercise with its state; the
+widgets must render. Screenshots of the notebook and of its self-check are kept in
 test-artifacts/browser/. Skipped, with the reason, where Debian's chromium is missing.
 """
 
@@ -22,6 +25,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from course import cells
 from course.paths import Course
+from half_done import half_done
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = Course(ROOT)
@@ -44,17 +48,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def browser_copy(assignment: str, dest: Path) -> Path:
-    """The release folder, with test cells tagged raises-exception so that JupyterLab's
-    Run All goes on past the unfilled exercises, as a student clicking through would."""
+def browser_copy(assignment: str, dest: Path) -> dict[str, str]:
+    """The release folder, its notebook half done as a student leaves it (no tag added, nothing
+    else changed); returns each exercise's state."""
     shutil.copytree(COURSE.release_dir(assignment), dest / assignment)
-    path = dest / assignment / f"{assignment}.ipynb"
-    nb = cells.read(path)
-    for cell in nb.cells:
-        if cells.is_test(cell) or cells.grade_id(cell) == "self_check":
-            cell.metadata.setdefault("tags", []).append("raises-exception")
-    nbformat.write(nb, str(path))
-    return path
+    nb, states = half_done(assignment)
+    nbformat.write(nb, str(dest / assignment / f"{assignment}.ipynb"))
+    return states
 
 
 # The state of every code cell's prompt: "" (never ran), "*" (running or queued) or a number.
@@ -65,6 +65,7 @@ ERRORS_JS = """() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mo
     .map((c, i) => [i, c.querySelector('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
                           ?.textContent.trim().split('\\n').pop()])
     .filter(([i, e]) => e)"""
+DIRTY_JS = "() => [...document.querySelectorAll('.lm-TabBar-tab.jp-mod-dirty')].map(t => t.textContent)"
 
 
 def run_all_cells(page, panel: str) -> None:
@@ -156,13 +157,15 @@ def lab(tmp_path_factory):
 def test_release_notebook_runs_in_jupyterlab(lab, assignment):
     browser, base, root = lab
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    browser_copy(assignment, root)
+    states = browser_copy(assignment, root)
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     # A workspace of its own, reset: no notebook from an earlier test is restored beside this one.
     page.goto(f"{base}/lab/tree/{assignment}/{assignment}.ipynb?reset&token={TOKEN}")
     panel = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook in front, whatever else is open
     page.wait_for_selector(f"{panel} .jp-Notebook .jp-Cell", timeout=60_000)
     page.wait_for_selector(f"{panel} .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+    page.wait_for_timeout(1000)     # the kernel has told JupyterLab its language_info by now
+    assert page.evaluate(DIRTY_JS) == [], "the notebook shows as modified as soon as it opens"
 
     run_all_cells(page, panel)
     wait_until_run_ends(page, assignment)
@@ -177,6 +180,10 @@ def test_release_notebook_runs_in_jupyterlab(lab, assignment):
         widget_visible = page.evaluate("[...document.querySelectorAll('.jp-OutputArea .jupyter-widgets')]"
                                        ".some(w => w.offsetWidth > 0 && w.offsetHeight > 0)")
     page.screenshot(path=str(ARTIFACTS / f"{assignment}.png"), full_page=False)
+    report = page.locator(f"{panel} .jp-CodeCell:has-text('self_check(')").first
+    report.scroll_into_view_if_needed()
+    report.screenshot(path=str(ARTIFACTS / f"{assignment}-selfcheck.png"))
+    shown_report = report.locator(".jp-OutputArea").inner_text()
     page.click("li.lm-MenuBar-item:has-text('File')")
     page.click("li.lm-Menu-item:has-text('Close All Tabs')")  # the next notebook opens alone
     page.wait_for_timeout(1000)
@@ -187,7 +194,11 @@ def test_release_notebook_runs_in_jupyterlab(lab, assignment):
     assert all(c.get("execution_count") for c in code), "some cells never ran"
     errors = [(cells.grade_id(c) or i, o.ename) for i, c in enumerate(code) for o in c.outputs
               if o.output_type == "error"]
-    assert errors and {e for _, e in errors} == {"NotImplementedError"}, errors
+    assert not errors, errors
+    for exercise, state in states.items():
+        line = next((l.split() for l in shown_report.splitlines() if l.split()[1:2] == [exercise]), None)
+        assert line, f"the Self-check, as shown, does not name {exercise}:\n{shown_report}"
+        assert line[0] in {"answered": ("PASS",), "untouched": ("TODO",), "wrong": ("PASS", "FAIL")}[state], line
     reference = cells.read(COURSE.reference_notebook(assignment))
     expects_widgets = any("application/vnd.jupyter.widget-view+json" in o.get("data", {})
                           for c in reference.cells if c.cell_type == "code" for o in c.outputs)

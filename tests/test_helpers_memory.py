@@ -138,8 +138,22 @@ def test_memory_calculator_builds_and_updates():
     widget = memory.memory_calculator()
     view = widget.children[-1]
     before = view.value
-    widget.children[0].children[2].value = 256   # batch size
+    widget.children[2].value = 256   # batch size
     assert view.value != before and "total" in view.value
+
+
+def test_memory_calculator_starts_at_notebook_03s_example_with_its_labels_in_full():
+    """Notebook 03 prints this plan just above the widget: the widget must start with the same table."""
+    import html
+
+    widget = memory.memory_calculator()
+    example = memory_plan_table(num_params=125_000_000, activations_per_sample=250_000_000, batch_size=16,
+                                optimizer="adam", precision="float32", gpu="T4 (16 GB, free Colab)")
+    assert html.unescape(widget.children[-1].value) == f"<pre>{example}</pre>"
+    controls = [c for c in widget.children[:-1] if hasattr(c, "description")]
+    controls += [c for box in widget.children if hasattr(box, "children") for c in box.children]
+    assert {c.description for c in controls} >= {"parameters (millions)", "activation values per example (millions)"}
+    assert all(c.style.description_width == "initial" for c in controls), "a label would be cut off"
 
 
 def test_plot_memory_breakdown_stacks_every_part():

@@ -45,9 +45,32 @@ def test_a_failing_exercise_says_what_was_expected_and_got(capsys):
     ns = namespace_with("01_tensors_devices", {wrong.exercise: wrong.code, wrong_visible.exercise: wrong_visible.code})
     selfcheck.self_check("01_tensors_devices", ns)
     printed = capsys.readouterr().out
-    assert "PASS  pick_device" in printed   # ignoring MPS is only caught by the hidden tests
-    assert "FAIL  TinyMLP: TinyMLP(3, 16, 2) on a batch of 5 inputs: expected shape (5, 2), got (5, 16)" in printed
-    assert "6/7 exercises pass" in printed
+    assert "  PASS    pick_device\n" in printed   # ignoring MPS is only caught by the hidden tests
+    assert ("FAIL    TinyMLP (Exercise 5): TinyMLP(3, 16, 2) on a batch of 5 inputs: expected shape (5, 2), "
+            "got (5, 16)") in printed
+    assert "6/7 exercises pass their visible tests (1 FAIL)" in printed
+
+
+def test_an_exercise_whose_cell_never_ran_is_not_run_and_names_the_cell(capsys):
+    """What Run All used to leave behind when it stopped early, or a kernel restarted since: no
+    NameError, but the cell to run."""
+    ns = namespace_with("01_tensors_devices")
+    del ns["TinyMLP"]
+    results = {r.exercise: r for r in selfcheck.run("01_tensors_devices", ns)}
+    assert results["TinyMLP"].status == "NOT RUN"
+    assert "run the cell of Exercise 5 that defines TinyMLP" in results["TinyMLP"].message
+    assert {r.status for name, r in results.items() if name != "TinyMLP"} == {"PASS"}
+    selfcheck.self_check("01_tensors_devices", ns)
+    printed = capsys.readouterr().out
+    assert "NameError" not in printed and "NOT RUN TinyMLP (Exercise 5)" in printed
+
+
+def test_code_that_crashes_inside_a_test_is_a_fail_with_its_error():
+    crash = "def broadcast_shape(shape_a, shape_b):\n    return shape_a + 1\n"
+    results = {r.exercise: r for r in selfcheck.run("01_tensors_devices",
+                                                     namespace_with("01_tensors_devices", {"broadcast_shape": crash}))}
+    assert results["broadcast_shape"].status == "FAIL"
+    assert results["broadcast_shape"].message.startswith("your code raised TypeError: ")
 
 
 def test_self_check_holds_no_hidden_test():
