@@ -48,7 +48,7 @@ from traitlets import Dict, Integer, List, Unicode, default
 
 from .judge import JudgeFailed, JudgeServer
 from .remote import AnswerTimeout, KernelGone
-from .sandbox import Sandbox, kernel_manager_for, kill_strays
+from .sandbox import Sandbox, kernel_manager_for, kill_strays, release_folder
 from .verdicts import load_code, serve_code
 
 KERNEL_DIED = "KernelDied"
@@ -173,6 +173,8 @@ class GuardedExecute(Execute):
             if self._judge is not None:
                 self._judge.close()
             shutil.rmtree(self._answers, ignore_errors=True)
+            if self.scratch_dir:
+                release_folder(Path(self.scratch_dir) / "run")
 
     def _record(self, event: dict) -> None:
         """Note `event` for course.worker (see EVENTS_FILE)."""

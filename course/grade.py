@@ -180,7 +180,7 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
             jobs.append((Job(assignment=assignment, student=student, submission=str(submitted),
                              source=str(course.source_dir(assignment)), template_db=str(templates[assignment]),
                              config_dirs=tuple(map(str, config_dirs)),
-                             scratch=str(tmp / "jobs" / assignment / student),
+                             scratch=str(tmp / "jobs" / str(len(jobs))),    # short: ids may be long
                              sandbox_json=sandbox.to_json(), feedback=options.feedback), digest, marker))
 
         # Longest first, so that the last notebook to finish does not start last: the time a

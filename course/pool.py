@@ -25,8 +25,10 @@ from .sandbox import clear_uid_block, descendants
 
 
 def _worker_main(fd: int, slot: int, threads: int) -> None:
+    from .sandbox import Sandbox, private_mounts
+
+    private_mounts()    # first, while this process has one thread: the kernels' socket folders get capped
     from .grade import quiet_nbgrader_warnings
-    from .sandbox import Sandbox
     from .worker import grade_submission
 
     quiet_nbgrader_warnings()

@@ -33,6 +33,7 @@ a separate network namespace.
 
 from __future__ import annotations
 
+import functools
 import glob
 import importlib.util
 import itertools
@@ -401,6 +402,7 @@ class SandboxedKernelManager(AsyncKernelManager):
     def __init__(self, **kwargs):
         rundir = self.scratch / "run"
         rundir.mkdir(parents=True, exist_ok=True)
+        capped_folder(rundir, RUN_SIZE)     # the kernel writes its sockets there: and nothing much else
         kwargs.setdefault("transport", "ipc")
         kwargs.setdefault("ip", str(rundir / "k"))
         kwargs.setdefault("connection_file", str(rundir / "kernel.json"))
@@ -462,6 +464,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         sandbox = getattr(self, "kernel_sandbox", None)
         if sandbox is not None and sandbox.uid is not None:
             clear_uid(sandbox.uid)
+        remove_group(getattr(self, "cpu_group", None))
 
     cleanup_resources = _async_cleanup_resources    # jupyter_client binds the public name to its own
     async def _async_launch_kernel(self, kernel_cmd, **kw):
@@ -469,6 +472,10 @@ class SandboxedKernelManager(AsyncKernelManager):
         # TA's terminal (ipykernel greets every kernel with a paragraph on stderr).
         log = open(self.scratch / "kernel.log", "ab")   # noqa: SIM115 - the kernel holds it open
         kw["cwd"] = str(self.scratch / "work")      # see format_kernel_cmd (also without bubblewrap)
+        sandbox = getattr(self, "kernel_sandbox", None)
+        self.cpu_group = cpu_group(str(sandbox.uid)) if sandbox is not None and sandbox.uid is not None else None
+        if self.cpu_group is not None:
+            kw["preexec_fn"] = functools.partial(join_group, self.cpu_group)
         kw.setdefault("stdout", log)
         kw.setdefault("stderr", log)
         try:
@@ -527,6 +534,113 @@ def _seed_matplotlib_cache(home: Path) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for font_list in source.glob("fontlist-*.json"):
         shutil.copy2(font_list, target / font_list.name)
+
+
+# -- a writable folder of the kernel on the host, capped ------------------------------------------------
+
+# The kernel's socket folder (ZeroMQ's ipc sockets: the one folder of the host it writes to) is a
+# memory-backed mount of this size where the worker has a mount namespace of its own.
+RUN_SIZE = 1 * MiB
+_CLONE_NEWNS, _MS_REC, _MS_PRIVATE, _MNT_DETACH = 0x00020000, 0x4000, 0x40000, 2
+_PRIVATE_MOUNTS: list[bool] = [False]
+
+
+def private_mounts() -> bool:
+    """Give this process (a grading worker, before it starts threads) a mount namespace of its own, in which
+    `capped_folder` mounts are private and end with the worker. Only as root; False where it cannot."""
+    if os.geteuid() != 0 or sys.platform != "linux":
+        return False
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(_CLONE_NEWNS) != 0 or libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        return False
+    _PRIVATE_MOUNTS[0] = True
+    return True
+
+
+def capped_folder(path: Path, size: int) -> bool:
+    """Make `path` a memory-backed file system of `size` bytes (in this worker's own mount namespace)."""
+    if not _PRIVATE_MOUNTS[0] or os.path.ismount(path):
+        return _PRIVATE_MOUNTS[0]
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    options = f"size={size},nr_inodes=256,mode=0755".encode()
+    return libc.mount(b"tmpfs", str(path).encode(), b"tmpfs", 0x2 | 0x4 | 0x8, options) == 0   # nosuid,nodev,noexec
+
+
+def release_folder(path: Path) -> None:
+    """Undo `capped_folder` (what the kernel wrote there goes with it)."""
+    if _PRIVATE_MOUNTS[0] and os.path.ismount(path):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).umount2(str(path).encode(), _MNT_DETACH)
+
+
+# -- a fair share of the CPU for every kernel ---------------------------------------------------------------
+
+def _cpu_hierarchy() -> Path | None:
+    """Where this machine's CPU controller can be given groups: a cgroup v1 `cpu` hierarchy, or the cgroup v2
+    root with `cpu` in its controllers. None where there is none, or it is not ours to write (not root)."""
+    if os.geteuid() != 0 or sys.platform != "linux":
+        return None
+    try:
+        mounts = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return None
+    for line in mounts:
+        fields = line.split()
+        if len(fields) > 3 and fields[2] == "cgroup" and "cpu" in fields[3].split(","):
+            return Path(fields[1])
+    for line in mounts:
+        fields = line.split()
+        if len(fields) > 2 and fields[2] == "cgroup2":
+            root = Path(fields[1])
+            try:
+                if "cpu" in (root / "cgroup.controllers").read_text().split() and \
+                        "cpu" in (root / "cgroup.subtree_control").read_text().split():
+                    return root
+            except OSError:
+                pass
+    return None
+
+
+_CPU_ROOT: list = []
+
+
+def cpu_group(name: str) -> Path | None:
+    """A CPU control group of its own for one kernel, `name` (its uid): the scheduler shares the CPU equally
+    between groups, so a kernel's hundred busy processes take no more than its share from the kernel graded
+    beside it. None where the machine gives no such group (the kernel then shares the worker's)."""
+    if not _CPU_ROOT:
+        _CPU_ROOT.append(_cpu_hierarchy())
+    if _CPU_ROOT[0] is None:
+        return None
+    group = _CPU_ROOT[0] / "course-grade" / name
+    try:
+        group.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return group if (group / "cgroup.procs").exists() else None
+
+
+def join_group(group: Path) -> None:
+    """Move the calling process into `group` (run in the launcher between fork and exec: its children follow)."""
+    fd = os.open(str(group / "cgroup.procs"), os.O_WRONLY)
+    try:
+        os.write(fd, str(os.getpid()).encode())
+    finally:
+        os.close(fd)
+
+
+def remove_group(group: Path | None) -> None:
+    """Remove a kernel's group once its processes are gone (an empty group is removed with rmdir)."""
+    if group is not None:
+        try:
+            group.rmdir()
+        except OSError:
+            pass
 
 
 # -- the processes of one sandbox ---------------------------------------------------------------
