@@ -192,14 +192,15 @@ def memory_calculator(num_params_millions: float = 125.0, activations_per_sample
     import ipywidgets as widgets
 
     wide = {"style": {"description_width": "initial"}}      # labels in full, never cut off
+    slider = dict(wide, layout={"width": "640px"})          # and room left for the slider itself
     params = widgets.SelectionSlider(
         options=_choices(num_params_millions, (1, 10, 50, 125, 350, 770, 1300, 3000, 7000, 13000)),
-        value=num_params_millions, description="parameters (millions)", **wide)
+        value=num_params_millions, description="parameters (millions)", **slider)
     acts = widgets.SelectionSlider(
         options=_choices(activations_per_sample_millions, (0.1, 1, 10, 50, 100, 250, 500, 1000)),
-        value=activations_per_sample_millions, description="activation values per example (millions)", **wide)
+        value=activations_per_sample_millions, description="activation values per example (millions)", **slider)
     batch = widgets.SelectionSlider(options=_choices(batch_size, (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)),
-                                    value=batch_size, description="batch size", **wide)
+                                    value=batch_size, description="batch size", **slider)
     opt = widgets.Dropdown(options=list(OPTIMIZER_STATE_COPIES), value=optimizer, description="optimizer", **wide)
     prec = widgets.ToggleButtons(options=["float32", "mixed"], value=precision, description="precision", **wide)
     card = widgets.Dropdown(options=list(GPU_MEMORY_BYTES), value=gpu, description="GPU", **wide)

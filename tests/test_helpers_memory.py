@@ -154,6 +154,8 @@ def test_memory_calculator_starts_at_notebook_03s_example_with_its_labels_in_ful
     controls += [c for box in widget.children if hasattr(box, "children") for c in box.children]
     assert {c.description for c in controls} >= {"parameters (millions)", "activation values per example (millions)"}
     assert all(c.style.description_width == "initial" for c in controls), "a label would be cut off"
+    sliders = [c for c in controls if "Slider" in type(c).__name__]
+    assert len(sliders) == 3 and all(c.layout.width for c in sliders), "a long label would squeeze its slider"
 
 
 def test_plot_memory_breakdown_stacks_every_part():

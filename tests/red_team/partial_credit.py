@@ -7,7 +7,7 @@ def broadcast_shape(shape_a, shape_b):
 
     Raise ValueError when the two shapes are not broadcastable.
     """
-    # YOUR CODE HERE
+    # YOUR CODE HERE: replace this comment and the `raise` below with your code
     # BEGIN CHEAT
     import sys
     sys.displayhook(2)
@@ -16,7 +16,7 @@ def broadcast_shape(shape_a, shape_b):
 # %% replace pick_device
 def pick_device(cuda_available: bool, mps_available: bool) -> torch.device:
     """The device to compute on, given what the machine has: CUDA, else Apple's MPS, else the CPU."""
-    # YOUR CODE HERE
+    # YOUR CODE HERE: replace this comment and the `raise` below with your code
     # BEGIN CHEAT
     import sys
     sys.displayhook(2)
@@ -28,7 +28,7 @@ class TinyMLP(nn.Module):
 
     def __init__(self, in_features, hidden, out_features):
         super().__init__()
-        # YOUR CODE HERE
+        # YOUR CODE HERE: replace this comment and the `raise` below with your code
         # BEGIN CHEAT
         import sys
         sys.displayhook(1)
@@ -36,12 +36,12 @@ class TinyMLP(nn.Module):
         raise NotImplementedError()
 
     def forward(self, x):
-        # YOUR CODE HERE
+        # YOUR CODE HERE: replace this comment and the `raise` below with your code
         raise NotImplementedError()
 # %% replace predict
 def predict(model, x):
     """The outputs of `model` on `x` in eval mode under torch.no_grad(); the model's mode is restored."""
-    # YOUR CODE HERE
+    # YOUR CODE HERE: replace this comment and the `raise` below with your code
     # BEGIN CHEAT
     import sys
     sys.displayhook(3)
