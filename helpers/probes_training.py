@@ -18,6 +18,8 @@ import torch
 from torch import nn
 from torch.utils.data import TensorDataset
 
+from helpers.notebook_state import asks_notebook
+
 
 class UnmovedBatch(torch.Tensor):
     """A batch tensor as `probe_loader` yields it. Its `.to(...)` notes in its loader's `moved` that
@@ -156,6 +158,15 @@ class SavedActivations:
 
     def __exit__(self, *exc):
         return self._hooks.__exit__(*exc)
+
+
+@asks_notebook
+def saved_bytes_during(fn, *args) -> int:
+    """The bytes autograd saved for backward while `fn(*args)` ran, counted where it runs: in the notebook's
+    process (see helpers/notebook_state.py), where its forward passes happen."""
+    with SavedActivations() as saved:
+        fn(*args)
+    return saved.total
 
 
 class _Held:

@@ -48,6 +48,35 @@ NOTEBOOK = textwrap.dedent('''
     def refuses(value):
         raise ValueError(f"no {value}")
 
+    class Liar:
+        def __eq__(self, other):
+            return True
+        __hash__ = object.__hash__
+        def __repr__(self):
+            return "L" * 5_000_000
+
+    def liar():
+        return Liar()
+
+    def noisy_items(n):
+        xs = torch.linspace(-1, 1, n).reshape(n, 1).requires_grad_(True)
+        return [(x * 1.0, torch.sin(x.detach())) for x in xs]
+
+    def runs_with_grad(model, x):
+        return model(x).sum().item()
+
+    def writes_next_to(path, data):
+        import pathlib
+        pathlib.Path(path).write_bytes(data)
+
+    def reads(path):
+        import pathlib
+        return pathlib.Path(path).read_bytes()
+
+    def under_autocast():
+        torch.set_autocast_enabled("cpu", True)
+        torch.set_autocast_dtype("cpu", torch.bfloat16)
+
     def plain_values():
         import collections
         import numpy as np
@@ -216,3 +245,86 @@ def test_both_sides_keep_the_same_arguments_in_sync_and_no_more():
         server.keep(nodes)
     assert [len(k) for k in kept] == [len(k) for k in server.kept]
     assert len(kept) == remote.MAX_KEPT and kept[-1] is lists[-1] and kept[0] is lists[-remote.MAX_KEPT]
+
+
+def test_a_stand_ins_comparison_and_repr_never_run_in_the_kernel(serve):
+    """An object whose == says yes to everything, with a 5 MB repr: check_equal fails it, whatever the
+    course's install (the rule is what the value is: a stand-in), and the message stays short."""
+    outputs, failure = serve("""
+        from helpers.checks import check_equal
+        value = liar()
+        assert (value == 3) is False and value != 3
+        assert len(repr(value)) < 100
+        check_equal(value, 3, "liar()")
+    """)
+    assert failure is None
+    errors = [o for o in outputs if o.output_type == "error"]
+    assert errors and errors[0].ename == "AssertionError" and len(errors[0].evalue) < 1000
+
+
+def test_graph_carrying_values_are_data_here_and_backward_reaches_the_kernel(serve):
+    assert passes(serve("""
+        import torch
+        from torch import nn
+        from torch.utils.data import DataLoader
+        items = noisy_items(6)
+        xs = torch.cat([x for x, _ in items])                 # torch functions run here, on the values
+        assert type(xs) is torch.Tensor and xs.shape == (6,)
+        assert torch.stack([x for x, _ in items]).shape == (6, 1)
+        batch = next(iter(DataLoader(items, batch_size=3)))
+        assert batch[0].shape == (3, 1)
+        model = Twice()
+        out = model(torch.ones(2, 2))
+        assert out.grad_fn is not None                       # not a leaf: as in the kernel
+        nn.functional.mse_loss(out, torch.zeros(2, 2)).backward()   # the loss is computed here
+        assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in model.parameters())
+    """))
+
+
+def test_a_measurement_of_saved_activations_runs_where_the_forward_pass_runs(serve):
+    assert passes(serve("""
+        import torch
+        from torch import nn
+        from helpers.probes_training import saved_bytes_during
+        assert saved_bytes_during(runs_with_grad, nn.Linear(3, 3), torch.randn(4, 3)) > 0
+        with torch.no_grad():
+            assert saved_bytes_during(runs_with_grad, nn.Linear(3, 3), torch.randn(4, 3)) == 0
+    """))
+
+
+def test_autocast_state_comes_back(serve):
+    assert passes(serve("""
+        import torch
+        under_autocast()
+        assert torch.is_autocast_enabled("cpu") and torch.get_autocast_dtype("cpu") == torch.bfloat16
+        torch.set_autocast_enabled("cpu", False)
+    """))
+
+
+def test_the_tests_files_cross_as_bytes_both_ways(serve):
+    assert passes(serve("""
+        import tempfile
+        from pathlib import Path
+        with tempfile.TemporaryDirectory() as folder:
+            writes_next_to(Path(folder) / "from_kernel.bin", b"kernel")
+            assert (Path(folder) / "from_kernel.bin").read_bytes() == b"kernel"
+            (Path(folder) / "from_test.bin").write_bytes(b"test")
+            assert reads(Path(folder) / "from_test.bin") == b"test"
+    """))
+
+
+def test_files_from_the_kernel_go_only_into_the_tests_own_folders(tmp_path):
+    from course.mirror import Files
+
+    root = tmp_path / "root"
+    (root / "made").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    (root / "made" / "link").symlink_to(tmp_path / "outside" / "target")
+    files = Files(str(root))
+    files.incoming([["../outside/x", b"1"], ["/etc/x", b"2"], ["made/../../outside/y", b"3"], ["missing/z", b"4"],
+                    ["made/link", b"5"], ["made/ok", b"6"], ["made", b"7"], ["a/" * 20 + "deep", b"8"],
+                    ["made/big", b"9" * (49 << 20)], "nonsense", ["made/n", "text"]])
+    assert sorted(p.name for p in (tmp_path / "outside").iterdir()) == []
+    assert (root / "made" / "ok").read_bytes() == b"6"
+    assert not (root / "missing").exists() and not (root / "made" / "big").exists()
+    assert (root / "made" / "link").is_symlink() and not (tmp_path / "outside" / "target").exists()
