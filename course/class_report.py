@@ -23,6 +23,9 @@ GROUP_SHARE = 0.27      # Kelley's upper and lower groups for the discrimination
 MESSAGE_CAP = 200       # characters of a failing message kept: it is the student's code talking
 TOP_MESSAGES = 3        # failing messages shown per exercise
 UNANSWERED = "NotImplementedError"      # the message of a test that met the release's untouched stub
+# course.report.TAMPERING, the words the grading report uses for it (a test keeps them equal):
+# importing course.report would import torch, seconds of a page that needs none of it.
+TAMPERING = "looks like tampering with the grading"
 SLOWEST = 5             # slowest submissions shown per assignment
 # Error names the grader writes when a notebook could not run to its end (course.execute's
 # KERNEL_DIED and NOTEBOOK_TIMEOUT, nbclient's cell timeout): such a submission "broke".
@@ -38,10 +41,12 @@ class Stat:
 
 @dataclass(frozen=True)
 class TestCell:
+    """A graded cell: an autograder test, or an answer a TA grades by hand (`by_hand`)."""
     notebook: str
     name: str
     exercise: str
     max_score: float
+    by_hand: bool = False
 
 
 @dataclass
@@ -54,6 +59,7 @@ class Submission:
     tampering: bool = False
     broken: bool = False
     seconds: float | None = None
+    waiting: set[tuple[str, str]] = field(default_factory=set)    # cells still to be graded by hand
 
 
 @dataclass
@@ -74,6 +80,7 @@ class ExerciseStats:
     mean_fraction: float
     unanswered: int                             # students whose failing tests all met the released stub
     messages: list[tuple[str, int, tuple[str, ...]]]    # (message, students, test cells), most seen first
+    waiting: int = 0                            # students whose answer still awaits a TA's grade
 
 
 @dataclass
@@ -195,7 +202,7 @@ def assignment_stats(data: AssignmentData) -> AssignmentStats:
         flagged=sum(s.flagged for s in subs), tampering=sum(s.tampering for s in subs),
         broken=sum(s.broken for s in subs),
         histogram=histogram(totals, data.max_score),
-        exercises=_exercises(data), cells=[_cell(data, t) for t in data.tests],
+        exercises=_exercises(data), cells=[_cell(data, t) for t in data.tests if not t.by_hand],
         seconds={s.student: s.seconds for s in subs if s.seconds is not None})
 
 
@@ -220,7 +227,8 @@ def _exercises(data: AssignmentData) -> list[ExerciseStats]:
         most = sum(t.max_score for t in tests)
         earned = [sum(s.cells.get((t.notebook, t.name), 0.0) for t in tests) for s in data.submissions]
         mean = statistics.fmean(_fraction(e, most) for e in earned) if earned else 0.0
-        found.append(ExerciseStats(name, most, *shares(earned, most), mean, *_messages(data, tests)))
+        waiting = sum(1 for s in data.submissions if any((t.notebook, t.name) in s.waiting for t in tests))
+        found.append(ExerciseStats(name, most, *shares(earned, most), mean, *_messages(data, tests), waiting))
     return sorted(found, key=lambda e: (e.mean_fraction, -e.none))
 
 
@@ -279,21 +287,22 @@ def _test_cells(assignment) -> list[TestCell]:
     for nb in assignment.notebooks:
         answers = [c.name for c in nb.solution_cells]
         for cell in nb.grade_cells:
-            if cell.name not in answers:    # a graded answer is marked by hand: not a test
-                tests.append(TestCell(nb.name, cell.name, exercise_of(cell.name, answers) or cell.name,
-                                      float(cell.max_score)))
+            by_hand = cell.name in answers      # an answer cell with points: a TA grades it
+            exercise = cell.name if by_hand else exercise_of(cell.name, answers) or cell.name
+            tests.append(TestCell(nb.name, cell.name, exercise, float(cell.max_score), by_hand))
     return tests
 
 
 def _submission(class_dir: Path, assignment: str, sub, order: dict[str, int]) -> Submission:
     from .gradebooks import REPORT_COMMENT
-    from .report import TAMPERING
 
     found = Submission(sub.student_id, float(sub.score), {}, {},
                        seconds=_grading_seconds(class_dir, assignment, sub.student_id))
     for nb in sub.notebooks:
         for grade in nb.grades:
             found.cells[(nb.name, grade.name)] = float(grade.score or 0.0)
+            if grade.needs_manual_grade:
+                found.waiting.add((nb.name, grade.name))
         found.flagged |= bool(nb.flagged)
         # course grade's report comment (course.gradebooks.record_findings) names tampering so.
         found.tampering |= any((c.auto_comment or "").startswith(REPORT_COMMENT)

@@ -127,8 +127,16 @@ def _exercise_table(exercises: list[ExerciseStats]) -> str:
                     f"{_td(x.none, pct(x.none), stat='none')}"
                     f"{_td(x.mean_fraction, f'{100 * x.mean_fraction:.0f}%', stat='mean')}"
                     f"{_td(x.unanswered, pct(x.unanswered), stat='unanswered')}"
-                    f"<td>{f'<ul>{messages}</ul>' if messages else '—'}</td></tr>")
+                    f"<td>{_by_hand(x)}{f'<ul>{messages}</ul>' if messages else '' if x.waiting else '—'}</td></tr>")
     return f"<table class='exercises'>{head}{''.join(rows)}</table>"
+
+
+def _by_hand(x: ExerciseStats) -> str:
+    """An answer a TA grades: until then it scores nothing, which is not the student's doing."""
+    if not x.waiting:
+        return ""
+    return (f"<span class='warn' data-stat='waiting' data-value='{x.waiting}'>graded by hand: {x.waiting} "
+            "still to grade in formgrader (they count as none until then)</span>")
 
 
 def _stat_cell(s: Stat, stat: str) -> str:

@@ -11,7 +11,8 @@ test_ex_b_one and test_ex_b_two (1 each), test_ex_c (1, nobody passes). Six stud
     e         0    0     1    0     1    flagged: KernelDied in a cell  4.0 s
     f         0    0     0    0     0    flagged: a stand-in            (none)
 
-`hw_two` has two students who both pass its one cell, `hw_one` one student.
+`hw_two` has two students who both pass its one test cell and an answer graded by hand (a's
+is graded, b's not yet); `hw_one` has one student.
 """
 
 import html.parser
@@ -23,6 +24,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
+from course import class_report
 from course.class_report import (AssignmentStats, class_stats, discrimination, failing_message, histogram,
                                  point_biserial)
 from course.class_report_html import page, write_report
@@ -92,10 +94,15 @@ def made_class(tmp_path_factory):
             f"{REPORT_COMMENT}\n- hw.ipynb: cell 3 {TAMPERING}: replaces torch.allclose")
         gb.find_comment("ex_a", "hw", "hw", "e").auto_comment = f"{REPORT_COMMENT}\n- hw.ipynb: the kernel died"
         _define(gb, "hw_two", ["only"], [("test_only", 1)])
+        gb.add_solution_cell("essay", "hw_two", "hw_two")       # an answer a TA grades by hand
+        gb.add_grade_cell("essay", "hw_two", "hw_two", max_score=2, cell_type="markdown")
         _define(gb, "hw_one", ["only"], [("test_only", 1)])
         for student in "ab":
             _submit(gb, "hw_two", student, {"test_only": 1})
         _submit(gb, "hw_one", "a", {"test_only": 1})
+        graded = gb.find_grade("essay", "hw_two", "hw_two", "a")
+        graded.manual_score, graded.needs_manual_grade = 2, False      # as formgrader saves a TA's score
+        gb.find_grade("essay", "hw_two", "hw_two", "b").needs_manual_grade = True
         gb.db.commit()
     for student in "abcde":
         cells = [_test_cell(name, ERRORS.get((student, name))) for name, _ in TESTS]
@@ -136,6 +143,7 @@ def test_histogram_of_many_points_has_twenty_bins_and_the_last_holds_full_marks(
 
 
 def test_flagged_tampering_and_broken(stats):
+    assert class_report.TAMPERING == TAMPERING          # its copy of the grading report's words
     hw = stats["hw"]
     assert (hw.flagged, hw.tampering, hw.broken) == (3, 1, 2)    # b, e, f; b; e (kernel died), f (stand-in)
 
@@ -194,6 +202,15 @@ def test_degenerate_cases_say_why_instead_of_a_number(stats):
     assert point_biserial([0, 1, 0], [2, 2, 2]).note.startswith("the other cells")
     text = re.sub(r"data:image/png;base64,[^'\"]*", "", page("made", list(stats.values()), []))
     assert not re.search(r"\bnan\b", text, re.IGNORECASE) and "—" in text
+
+
+def test_an_answer_graded_by_hand_is_an_exercise_not_a_test_cell(stats):
+    two = stats["hw_two"]
+    essay = next(x for x in two.exercises if x.name == "essay")
+    assert (essay.max_score, essay.full, essay.partial, essay.none, essay.waiting) == (2, 1, 0, 1, 1)
+    assert [c.cell.name for c in two.cells] == ["test_only"]
+    assert (two.max_score, two.mean) == (3, 2)                  # a: 1 + 2, b: 1 + 0 until graded
+    assert "1 still to grade" in page("made", [two], [])
 
 
 def test_grading_time_from_the_markers(stats):
