@@ -106,7 +106,14 @@ def _report_failure(name: str, error: BaseException, this_cell: str | None, head
         lines += [f"         {p}" for p in places[1:4]]
     lines.append(f"  Fix {name} in its cell, run that cell, then this one again. "
                  "(%tb in a new cell shows the full traceback.)")
-    print("\n".join(lines), file=sys.stderr, flush=True)
+    _say("\n".join(lines), sys.stderr)
+
+
+def _say(text: str, stream=None) -> None:
+    """`text` and its newline in one write (print writes them apart, and Jupyter can show two outputs)."""
+    stream = stream or sys.stdout
+    stream.write(text + "\n")
+    stream.flush()
 
 
 def _todo(name: str) -> str:
@@ -125,13 +132,13 @@ class checking(contextlib.AbstractContextManager):
         if not working():
             return False                # graded: the failure raises, as without the `with`
         if error is None:
-            print(f"✓ {self.name} passed this test")
+            _say(f"✓ {self.name} passed this test")
             return False
         if not isinstance(error, Exception):
             return False                # Ctrl-C, SystemExit: never swallowed
         _keep_for_debugger(error)
         if isinstance(error, NotImplementedError):
-            print(_todo(self.name))
+            _say(_todo(self.name))
         else:
             _report_failure(self.name, error, self.cell,
                             "failed this test" if isinstance(error, AssertionError) else "raised an error in this test")
@@ -154,7 +161,7 @@ class once_written(contextlib.AbstractContextManager):
         if error is None or not isinstance(error, Exception):
             return False
         if isinstance(error, NotImplementedError):
-            print(f"({self.name} is not written yet. Once it is, this cell shows {self.shows}.)")
+            _say(f"({self.name} is not written yet. Once it is, this cell shows {self.shows}.)")
             return True
         if not working():
             return False
