@@ -93,3 +93,44 @@ def length_problems(nb) -> list[str]:
             problems.append(f"graded cell '{cells.grade_id(cell)}' is in '{GOING_FURTHER}', "
                             "which is optional and ungraded")
     return problems
+
+
+# Issue 24's recalibration, measured and printed by `course check` but not yet enforced: dense
+# technical prose read at 140 words a minute; a demonstration cell read and run by its length; an
+# exercise by the size of its reference answer. The figures are estimates of a careful student's
+# time, for the cuts still to come; the enforced rule above stays in force until the notebooks
+# have been cut to fit this one.
+CAREFUL_WORDS_PER_MINUTE = 140
+CAREFUL_MINUTES_PER_DEMO = 0.5          # run it and read its output
+CAREFUL_MINUTES_PER_CODE_LINE = 0.1     # read one non-blank line of a demonstration
+CAREFUL_MINUTES_PER_EXERCISE = 3        # read the task, run the tests
+CAREFUL_MINUTES_PER_ANSWER_LINE = 0.5   # write and debug one non-blank line of the reference answer
+
+
+def _lines(text: str) -> int:
+    return sum(1 for line in text.splitlines() if line.strip())
+
+
+def _answer(source: str) -> str:
+    """The reference answer of a solution cell: its lines between the solution markers."""
+    kept, inside = [], False
+    for line in source.splitlines():
+        if line.strip() == cells.SOLUTION_BEGIN:
+            inside = True
+        elif line.strip() == cells.SOLUTION_END:
+            inside = False
+        elif inside:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def careful_minutes(nb) -> float:
+    """The core path's time under issue 24's recalibrated model (see the constants above)."""
+    core, _ = split(nb)
+    words = sum(len(_WORD.findall(c.source)) for c in core if c.cell_type == "markdown")
+    demos = [c for c in core if c.cell_type == "code" and c.source.strip()
+             and not cells.is_solution(c) and not cells.is_test(c)]
+    answers = [_answer(c.source) for c in core if cells.is_solution(c) and cells.grade_id(c)]
+    return (words / CAREFUL_WORDS_PER_MINUTE
+            + sum(CAREFUL_MINUTES_PER_DEMO + CAREFUL_MINUTES_PER_CODE_LINE * _lines(c.source) for c in demos)
+            + sum(CAREFUL_MINUTES_PER_EXERCISE + CAREFUL_MINUTES_PER_ANSWER_LINE * _lines(a) for a in answers))

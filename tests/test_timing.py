@@ -106,3 +106,14 @@ def test_visible_test_lines_exclude_the_hidden_block():
     problems = long_test_cells(nb, "nb.ipynb")
     assert [p.reason for p in problems] == [f"test cell 'test_long' shows a student {limit + 1} lines, over {limit}; "
                                             "move its machinery into helpers"]
+
+
+def test_the_careful_estimate_reads_demos_by_length_and_exercises_by_size():
+    from course.timing import careful_minutes
+
+    nb = notebook(header_minutes=60, core_words=1400, demos=10, exercises=4)
+    # 1412 words at 140 a minute; 10 one-line demos at 0.5 + 0.1; 4 one-line answers at 3 + 0.5.
+    assert abs(careful_minutes(nb) - (1412 / 140 + 10 * 0.6 + 4 * 3.5)) < 1e-9
+    longer = notebook(header_minutes=60, core_words=1400, demos=10, exercises=4)
+    longer.cells[2].source = "\n".join(f"print({i})" for i in range(11))   # one demo of 11 lines
+    assert abs(careful_minutes(longer) - careful_minutes(nb) - 1.0) < 1e-9
