@@ -71,14 +71,15 @@ def _from_gradebook(folder):
     with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gb:
         nb = gb.find_assignment(ASSIGNMENT).notebooks[0]
         answers = [c.name for c in nb.solution_cells]
-        tests = {c.name: c.max_score for c in nb.grade_cells if c.name not in answers}
+        graded = {c.name: c.max_score for c in nb.grade_cells}     # tests, and answers a TA grades by hand
+        tests = {name: points for name, points in graded.items() if name not in answers}
         subs = gb.assignment_submissions(ASSIGNMENT)
         totals = [s.score for s in subs]
         cells = [{g.name: g.score or 0 for n in s.notebooks for g in n.grades} for s in subs]
         flagged = sum(any(n.flagged for n in s.notebooks) for s in subs)
     exercises = {}
-    for name, points in tests.items():
-        exercises.setdefault(exercise_of(name, answers), []).append((name, points))
+    for name, points in graded.items():
+        exercises.setdefault(name if name in answers else exercise_of(name, answers), []).append((name, points))
     mean_share = {e: statistics.fmean(sum(c[t] for t, _ in ts) / sum(p for _, p in ts) for c in cells)
                   for e, ts in exercises.items()}
     passed = {t: sum(c[t] >= p for c in cells) / len(cells) for t, p in tests.items()}
