@@ -64,8 +64,8 @@ def page(title: str, found: list[AssignmentStats], missing: list[str]) -> str:
              # No request may leave the page: only inline styles and data: images.
              "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
              "img-src data:; style-src 'unsafe-inline'\">",
-             f"<title>Grading report: {_e(title)}</title><style>{STYLE}</style></head><body>",
-             f"<h1>Grading report: {_e(title)}</h1>",
+             f"<title>Class report: {_e(title)}</title><style>{STYLE}</style></head><body>",
+             f"<h1>Class report: {_e(title)}, what the class got wrong</h1>",
              f"<p class='note'>Written {_e(time.strftime('%Y-%m-%d %H:%M %Z'))} from the gradebook and the "
              "autograded notebooks. Every graded submission counts, broken ones (zero everywhere) included; "
              "a score typed in formgrader counts instead of the test's.</p>"]
