@@ -24,7 +24,16 @@ _SUSPICIOUS_CALLS = {
     ("signal", "setitimer"): "schedules a signal for later (it may strike in another cell)",
     ("os", "symlink"): "makes a symbolic link",
     ("os", "link"): "makes a hard link",
+    ("os", "mkfifo"): "makes a named pipe",
+    ("os", "mknod"): "makes a special file",
 }
+# pathlib's ways to the same: any object's method of that name.
+_SUSPICIOUS_METHODS = {"symlink_to": "makes a symbolic link", "hardlink_to": "makes a hard link",
+                       "link_to": "makes a hard link"}
+# What loads a module under a name of the cell's choosing (an alias a replacement can go through).
+_MODULE_GETTERS = {"importlib.import_module", "__import__", "sys.modules.get"}
+# The grader's answer server in the kernel (course.answer_server): patched, it forges what the kernel reports.
+_SERVER_NAMES = ("_course_answers", "_course_serve", "_SERVERS")
 
 
 # Attributes whose assignment changes what a function does while it stays the same object.
@@ -50,7 +59,12 @@ def suspicious_code(source: str) -> list[str]:
     if tree is None:
         return []
     reasons = []
+    roots = _TAMPER_MODULE_ROOTS | _aliases(tree)
     for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(n in node.value for n in _SERVER_NAMES) \
+                or isinstance(node, ast.Name) and node.id.startswith(_SERVER_NAMES) \
+                or isinstance(node, ast.Attribute) and node.attr.startswith(_SERVER_NAMES):
+            reasons.append("reaches into the grader's answer server in the kernel")
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             # Setting a flag such as torch.backends.cudnn.benchmark = True replaces nothing.
             flag = isinstance(getattr(node, "value", None), ast.Constant)
@@ -61,7 +75,7 @@ def suspicious_code(source: str) -> list[str]:
                     reasons.append(f"replaces the {target.attr} of {_dotted(target.value) or 'an object'}")
                 if flag:
                     continue
-                if isinstance(target, ast.Attribute) and dotted and dotted.split(".")[0] in _TAMPER_MODULE_ROOTS:
+                if isinstance(target, ast.Attribute) and dotted and dotted.split(".")[0] in roots:
                     reasons.append(f"replaces {dotted}")
                 if isinstance(target, ast.Subscript) and _dotted(target.value) in ("sys.modules", "__builtins__"):
                     reasons.append(f"changes {_dotted(target.value)}")
@@ -71,8 +85,10 @@ def suspicious_code(source: str) -> list[str]:
             func = _dotted(node.func)
             if func in ("setattr", "delattr") and node.args:
                 owner = _dotted(node.args[0])
-                if owner and owner.split(".")[0] in _TAMPER_MODULE_ROOTS:
+                if owner and owner.split(".")[0] in roots:
                     reasons.append(f"{func} on {owner}")
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _SUSPICIOUS_METHODS:
+                reasons.append(_SUSPICIOUS_METHODS[node.func.attr])
             if func and "." in func:
                 module, _, attr = func.rpartition(".")
                 if (module.split(".")[-1], attr) in _SUSPICIOUS_CALLS:
@@ -93,6 +109,26 @@ def suspicious_code(source: str) -> list[str]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__class__":
             reasons.append("claims to be of another class (__class__)")
     return sorted(set(reasons))
+
+
+def _aliases(tree: ast.Module) -> set[str]:
+    """Names the cell binds to a module of those tests use (`import helpers.probes_devices as probes`,
+    `m = sys.modules["torch"]`): replacing something through them is replacing it in the module."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            module = node.module or "" if isinstance(node, ast.ImportFrom) else ""
+            for alias in node.names:
+                full = f"{module}.{alias.name}" if module else alias.name
+                if full.split(".")[0] in _TAMPER_MODULE_ROOTS and alias.asname:
+                    found.add(alias.asname)
+                elif module.split(".")[0] in _TAMPER_MODULE_ROOTS and module:
+                    found.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Assign) and (
+                isinstance(node.value, ast.Subscript) and _dotted(node.value.value) == "sys.modules"
+                or isinstance(node.value, ast.Call) and _dotted(node.value.func) in _MODULE_GETTERS):
+            found |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return found
 
 
 def _dotted(node) -> str | None:
