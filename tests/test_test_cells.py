@@ -31,6 +31,23 @@ def graded_tests(nb):
             for c in nb.cells if cells.is_test(c)]
 
 
+def structure_problem(source: str, exercise: str) -> str | None:
+    """What is wrong with a test cell's shape, or None: its docstring and imports, then one
+    `with checking("<exercise>"):` holding every check, so that its last statement has no value."""
+    tree = ast.parse(source)
+    last = tree.body[-1]
+    if isinstance(last, ast.Expr):
+        return "its last statement has a value, which nbgrader reads as a score"
+    call = last.items[0].context_expr if isinstance(last, ast.With) and len(last.items) == 1 else None
+    if not (isinstance(call, ast.Call) and getattr(call.func, "id", None) == "checking"):
+        return "it does not end with `with checking(...)`"
+    if [getattr(a, "value", None) for a in call.args] != [exercise]:
+        return f"it checks {ast.unparse(call)} instead of checking({exercise!r})"
+    if not all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in tree.body[1:-1]):
+        return "only its docstring and imports may stand outside `with checking(...)`"
+    return None
+
+
 @pytest.mark.parametrize("kind", ["source", "release"])
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_no_test_cell_ends_with_a_value(assignment, kind):
@@ -38,17 +55,18 @@ def test_no_test_cell_ends_with_a_value(assignment, kind):
     path = COURSE.source_notebook(assignment) if kind == "source" else COURSE.release_notebook(assignment)
     found = graded_tests(cells.read(path))
     assert found
-    for test_id, exercise, source in found:
-        tree = ast.parse(source)
-        last = tree.body[-1]
-        assert not isinstance(last, ast.Expr), f"{test_id}: its last statement has a value, which nbgrader reads as a score"
-        assert isinstance(last, ast.With) and len(last.items) == 1, f"{test_id}: does not end with `with checking(...)`"
-        call = last.items[0].context_expr
-        assert isinstance(call, ast.Call) and getattr(call.func, "id", None) == "checking", test_id
-        assert [a.value for a in call.args] == [exercise], f"{test_id}: checks {call.args} instead of {exercise!r}"
-        lead = tree.body[:-1]
-        assert all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in lead[1:]), \
-            f"{test_id}: only the docstring and imports may stand outside `with checking(...)`"
+    problems = [(test_id, structure_problem(source, exercise)) for test_id, exercise, source in found]
+    assert not [p for p in problems if p[1]], problems
+
+
+@pytest.mark.parametrize("source, problem", [
+    ('"""doc."""\nfrom helpers.checks import check_raises\ncheck_raises(ValueError, f, "f()")', "has a value"),
+    ('"""doc."""\nfrom helpers.exercises import checking\nwith checking("g"):\n    pass', "instead of"),
+    ('"""doc."""\nx = 1\nwith checking("f"):\n    pass', "only its docstring"),
+    ('"""doc."""\nwith checking("f"):\n    pass\nx = 1', "does not end with"),
+])
+def test_the_structure_guard_catches_each_mistake(source, problem):
+    assert problem in structure_problem(source, "f")
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
