@@ -146,25 +146,30 @@ class checking(contextlib.AbstractContextManager):
 
 
 class once_written(contextlib.AbstractContextManager):
-    """`with once_written("name", shows="..."):` around a demo cell that calls the exercise `name`.
+    """`with once_written("name", shows="..."):` around a demo cell that calls the exercise `name`
+    (or several: `once_written("a", "b", shows=...)`).
 
-    Until `name` is written (it raises NotImplementedError), the cell says what it will show
-    once it is, and the run goes on. Any other error is shown, message first, while a student
+    Until they are written (one raises NotImplementedError), the cell says what it will show
+    once they are, and the run goes on. Any other error is shown, message first, while a student
     works, and raises when graded (a reference notebook's demo must not fail).
     """
 
-    def __init__(self, name: str, shows: str):
-        self.name, self.shows = name, shows
+    def __init__(self, *names: str, shows: str):
+        self.names, self.shows = names, shows
         self.cell = sys._getframe(1).f_code.co_filename
+
+    def _named(self) -> str:
+        return self.names[0] if len(self.names) == 1 else ", ".join(self.names[:-1]) + " or " + self.names[-1]
 
     def __exit__(self, kind, error, tb):
         if error is None or not isinstance(error, Exception):
             return False
         if isinstance(error, NotImplementedError):
-            _say(f"({self.name} is not written yet. Once it is, this cell shows {self.shows}.)")
+            written = "is not written yet" if len(self.names) == 1 else "is not written yet (one of them)"
+            _say(f"({self._named()} {written}. Once written, this cell shows {self.shows}.)")
             return True
         if not working():
             return False
         _keep_for_debugger(error)
-        _report_failure(self.name, error, self.cell, "stopped this cell")
+        _report_failure(self._named(), error, self.cell, "stopped this cell")
         return True

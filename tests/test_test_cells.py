@@ -143,7 +143,7 @@ def test_an_interrupt_is_never_swallowed(in_a_kernel):
 def test_a_demo_says_what_it_will_show_once_written(in_a_kernel, monkeypatch, capsys):
     with exercises.once_written("double", shows="two doubled numbers"):
         raise NotImplementedError()
-    assert capsys.readouterr().out == "(double is not written yet. Once it is, this cell shows two doubled numbers.)\n"
+    assert capsys.readouterr().out == "(double is not written yet. Once written, this cell shows two doubled numbers.)\n"
     with exercises.once_written("double", shows="two doubled numbers"):
         raise TypeError("bad operand")
     assert capsys.readouterr().err.startswith("✗ double stopped this cell: TypeError: bad operand")
