@@ -215,7 +215,11 @@ def memory_calculator(num_params_millions: float = 125.0, activations_per_sample
     for control in (params, acts, batch, opt, prec, card):
         control.observe(show, names="value")
     show()
-    return widgets.VBox([params, acts, batch, widgets.HBox([opt, card]), prec, view])
+    from helpers.widgets import interactive
+
+    return interactive([params, acts, batch, widgets.HBox([opt, card]), prec, view],
+                       "[interactive: a memory calculator with sliders for the model, the batch, the optimizer, "
+                       "the precision and the GPU; run the notebook to use it]")
 
 
 def plot_memory_breakdown(breakdowns: dict, title: str = "Where training memory goes"):

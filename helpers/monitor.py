@@ -128,7 +128,10 @@ def curve_slider(x_grid, curves, x_points, y_points, best_epoch=None, truth=None
 
     slider.observe(show, names="value")
     show()
-    return widgets.VBox([slider, image])
+    from helpers.widgets import interactive
+
+    return interactive([slider, image], "[interactive: a slider over the epochs, showing the fitted curve at each; "
+                                        "run the notebook to use it]")
 
 
 def _np(values):

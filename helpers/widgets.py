@@ -7,6 +7,25 @@ notebook shows the same thing without a live widget (nbval, feedback HTML).
 import torch
 
 
+def interactive(children, summary: str):
+    """An ipywidgets VBox of `children` whose plain-text form is `summary`.
+
+    Where widgets cannot run (a notebook viewed on GitHub or nbviewer, a terminal) the stored output
+    is that text, a sentence saying what the cell offers, instead of a `VBox(children=(...))` dump.
+    Where they run (JupyterLab, Colab), the widget shows as usual: text/plain is its last resort.
+    """
+    import ipywidgets as widgets
+
+    class Interactive(widgets.VBox):
+        def _repr_mimebundle_(self, **kwargs):
+            data = super()._repr_mimebundle_(**kwargs)
+            if isinstance(data, dict):
+                data["text/plain"] = summary
+            return data
+
+    return Interactive(children)
+
+
 def _parse_shape(text: str) -> tuple[int, ...]:
     """'3, 1' or '(3, 1)' or '' -> (3, 1) / ()."""
     cleaned = text.strip().strip("()[]").replace(" ", "")
@@ -53,4 +72,5 @@ def broadcast_explorer(shape_a: str = "3, 1", shape_b: str = "1, 4"):
     box_a.observe(show, names="value")
     box_b.observe(show, names="value")
     show()
-    return widgets.VBox([widgets.HBox([box_a, box_b]), view])
+    return interactive([widgets.HBox([box_a, box_b]), view],
+                       "[interactive: two boxes for shapes and their broadcast; run the notebook to use it]")
