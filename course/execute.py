@@ -46,7 +46,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Dict, Integer, List, Unicode, default
 
-from .judge import JudgeFailed, JudgeServer
+from .judge import JudgeFailed, JudgeServer, utf8_prefix
 from .remote import AnswerTimeout, KernelGone
 from .sandbox import Sandbox, kernel_manager_for, kill_strays, release_folder
 from .verdicts import load_code, serve_code
@@ -56,14 +56,15 @@ NOTEBOOK_TIMEOUT = "NotebookTimeout"
 NOT_RUN = "CellNotRun"
 OUTPUT_LOST = "OutputLost"
 NOTE = "[course grade: "     # starts the notes this module adds to a cell's output
-ERROR_NAMES = (KERNEL_DIED, NOTEBOOK_TIMEOUT, NOT_RUN, OUTPUT_LOST)
 
 EVENTS_FILE = "events.jsonl"
 # Kinds of failure that are the grader's, not the student's (InfrastructureFailure.kind).
 KERNEL_START = "kernel-start"       # the kernel or its sandbox did not start
 SETUP_FAILED = "setup-failed"       # an instructor's cell failed before any student code ran
 LEFT_RUNNING = "left-running"       # an event: processes still running when the kernel ended
-JUDGE_FAILED = "judge-failed"       # the judge (course.judge) could not start, died or broke its protocol
+JUDGE_FAILED = "judge-failed"       # the judge (course.judge) could not start
+JUDGE_STOPPED = "JudgeStopped"      # a cell's error: the judge died or broke its protocol on the kernel's answers
+ERROR_NAMES = (KERNEL_DIED, NOTEBOOK_TIMEOUT, NOT_RUN, OUTPUT_LOST, JUDGE_STOPPED)
 
 
 class InfrastructureFailure(RuntimeError):
@@ -95,6 +96,11 @@ _MEMORY_LIMIT = re.compile(r"MemoryError|can't allocate memory|cannot allocate m
 
 # Seconds a quiet request or the start of a test may take; a kernel slower than this is not answering.
 _QUIET_TIMEOUT = 20
+
+
+def _size(text) -> int:
+    """Bytes, not characters: a million emoji are four million bytes of notebook."""
+    return len(text.encode("utf-8", "surrogatepass")) if type(text) is str else 0
 
 
 _JUDGES: dict[str, JudgeServer] = {}     # this process's judge, for each sandbox it grades in
@@ -334,12 +340,17 @@ class GuardedExecute(Execute):
                 try:
                     if self._judge is None:
                         self._judge = self._judge_server.open_notebook()
+                except JudgeFailed as error:     # it could not start: the grader's failure
+                    raise self._infrastructure(JUDGE_FAILED, f"{grade_id}: {error}") from error
+                try:
                     outputs, failure = self._judge.run(cell.source, f"<test cell {grade_id}>", sock,
                                                        max(1.0, deadline - monotonic()))
                 except JudgeFailed as error:
-                    said = self._judge_server.said()
-                    raise self._infrastructure(JUDGE_FAILED, f"{grade_id}: {error}"
-                                                             + (f"; the judge said: {said}" if said else "")) from error
+                    # A judge that was ready and fails on this test failed on what the kernel answered: the
+                    # cell fails; the next test cell gets a fresh judge (names earlier tests made are gone).
+                    self._judge = None
+                    outputs, failure = [error_output(JUDGE_STOPPED, f"the judge stopped on this test's answers "
+                                                                    f"({error})")], None
         if isinstance(failure, AnswerTimeout):
             run_sync(self.km.interrupt_kernel)()
         printed = run_sync(self._async_printed)(msg_id, index, timeout=_QUIET_TIMEOUT)
@@ -375,11 +386,11 @@ class GuardedExecute(Execute):
                 break
             if msg["msg_type"] == "stream":
                 text = msg["content"].get("text", "")
-                room = self.output_per_cell - used
-                if len(text) > room:
-                    self._dropped[index] = self._dropped.get(index, 0) + len(text) - max(room, 0)
-                    text = text[:max(room, 0)]
-                used += len(text)
+                size, room = _size(text), self.output_per_cell - used
+                if size > room:
+                    self._dropped[index] = self._dropped.get(index, 0) + size - max(room, 0)
+                    text = utf8_prefix(text, max(room, 0))
+                used += _size(text)
                 if text:
                     printed.append(NotebookNode(output_type="stream", name=msg["content"].get("name", "stdout"),
                                                 text=text))
@@ -444,13 +455,13 @@ class GuardedExecute(Execute):
         msg_type = msg["msg_type"]
         if msg_type in ("stream", "display_data", "execute_result", "update_display_data"):
             content = msg["content"]
-            size = len(content.get("text", "")) + len(json.dumps(content.get("data", {})))
+            size = _size(content.get("text", "")) + len(json.dumps(content.get("data", {})))     # ASCII-escaped
             used = self._output_bytes.get(cell_index, 0)
             room = self.output_per_cell - used
             if size > room:
                 if msg_type == "stream" and room > 0:
                     # Keep the start of the stream: a warning or error at its top still counts.
-                    content["text"] = content["text"][:room]
+                    content["text"] = utf8_prefix(content["text"], room)
                     self._output_bytes[cell_index] = self.output_per_cell
                     self._dropped[cell_index] = self._dropped.get(cell_index, 0) + size - room
                     return super().output(outs, msg, display_id, cell_index)

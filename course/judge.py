@@ -37,6 +37,7 @@ _FRAME = struct.Struct("!I")
 MAX_VERDICT = 4 * MiB       # a verdict's JSON: a cell's printout is capped at 1 MiB, its message below
 MAX_MESSAGE = 64 * 1024     # characters of a failing test's message kept (a huge repr is cut)
 GRACE = 15                  # seconds a child may take beyond a test's time (its own work, the decoding)
+CPU_SECONDS = 1800          # CPU seconds one notebook's judge may use in all (a notebook has 900 s of wall time)
 START_TIMEOUT = 120         # seconds the zygote may take to import torch and the test machinery
 
 
@@ -128,11 +129,21 @@ class JudgeServer:
         finally:
             theirs.close()
         self.sock = mine
-        self.started = monotonic()
+        self.ready = False
 
     def open_notebook(self) -> "NotebookJudge":
-        """A child of the zygote for one notebook's tests (the zygote starts now if it is not running)."""
+        """A child of the zygote for one notebook's tests (the zygote starts now if it is not running). Raises
+        JudgeFailed when the zygote does not say that it is ready (it could not start: the grader's failure)."""
         self.start()
+        if not self.ready:
+            try:
+                _wait(self.sock, monotonic() + START_TIMEOUT)
+                self.ready = self.sock.recv(1) == b"R"
+            except (OSError, JudgeFailed):
+                pass
+            if not self.ready:
+                self.stop(keep_said=True)
+                raise JudgeFailed("the judge did not start" + (f": {self.last_said}" if self.last_said else ""))
         mine, theirs = socket.socketpair()
         try:
             socket.send_fds(self.sock, [b"N"], [theirs.fileno()])
@@ -143,15 +154,11 @@ class JudgeServer:
             theirs.close()
         return NotebookJudge(mine, self)
 
-    def said(self) -> str:
-        """The last line the judge wrote on stderr, once it has ended (why it could not start)."""
-        if self.proc is None or self.proc.stderr is None or self.proc.poll() is None:
-            return ""
-        lines = self.proc.stderr.read(1 << 16).decode(errors="replace").strip().splitlines()
-        return lines[-1][:300] if lines else ""
+    last_said = ""      # the last line a judge that could not start wrote on stderr
 
-    def stop(self) -> None:
+    def stop(self, keep_said: bool = False) -> None:
         """End the zygote and every child, with every process of its uid."""
+        self.ready = False
         if self.sock is not None:
             self.sock.close()
             self.sock = None
@@ -162,6 +169,9 @@ class JudgeServer:
                 self.proc.kill()
             self.proc.wait()
             if self.proc.stderr is not None:
+                if keep_said:
+                    lines = self.proc.stderr.read(1 << 16).decode(errors="replace").strip().splitlines()
+                    self.last_said = lines[-1][:300] if lines else ""
                 self.proc.stderr.close()
             self.proc = None
         if self.sandbox.uid is not None:
@@ -243,6 +253,12 @@ def zygote(fd: int, threads: int) -> None:
 
     torch.set_num_threads(threads)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)        # children are reaped by the kernel
+    sock.sendall(b"R")
+    # What goes to stderr from now on (a library's warning on a test's data) is nobody's to read: the grader
+    # reads this pipe only when the judge could not start, and a full pipe would block the judge.
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 2)
+    os.close(quiet)
     while True:
         try:
             marker, fds, _, _ = socket.recv_fds(sock, 1, 4)
@@ -266,10 +282,22 @@ def zygote(fd: int, threads: int) -> None:
 
 def _serve_notebook(sock: socket.socket) -> None:
     """One notebook's tests, in order, in one namespace, until the grader closes the socket."""
-    from .remote import AnswerTimeout, Connection
     from .verdicts import Judge
 
+    import resource
+    import shutil
+
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
     judge = Judge()
+    try:
+        _serve_tests(sock, judge)
+    finally:
+        shutil.rmtree(judge.files.root, ignore_errors=True)
+
+
+def _serve_tests(sock: socket.socket, judge) -> None:
+    from .remote import AnswerTimeout, Connection
+
     while True:
         try:
             request, fd = receive_frame(sock, 16 * MiB, with_fd=True)
@@ -286,15 +314,22 @@ def _serve_notebook(sock: socket.socket) -> None:
 
 def _capped(output: dict) -> dict:
     if output.get("output_type") == "stream":
-        output["text"] = output["text"][:1 << 20]
+        output["text"] = utf8_prefix(output["text"], 1 << 20)
     else:
         output["evalue"] = _cut(output["evalue"])
         output["traceback"] = [_cut(line) for line in output["traceback"][:100]]
     return output
 
 
+def utf8_prefix(text: str, limit: int) -> str:
+    """The longest start of `text` that takes at most `limit` bytes in UTF-8 (caps are bytes of notebook)."""
+    data = text.encode("utf-8", "surrogatepass")
+    return text if len(data) <= limit else data[:limit].decode("utf-8", "ignore")
+
+
 def _cut(text: str) -> str:
-    return text if len(text) <= MAX_MESSAGE else f"{text[:MAX_MESSAGE]} ... [{len(text) - MAX_MESSAGE} more characters]"
+    kept = utf8_prefix(text, MAX_MESSAGE)
+    return kept if kept == text else f"{kept} ... [{len(text) - len(kept)} more characters]"
 
 
 def _seed_matplotlib() -> None:

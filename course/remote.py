@@ -40,7 +40,7 @@ from time import monotonic
 import torch
 
 from .mirror import Files
-from .wire import WireError, decode
+from .wire import WireError, decode, hash_safe
 
 _HEADER = struct.Struct("!Q")
 MAX_ANSWER = 64 << 20           # bytes one answer may take
@@ -366,6 +366,8 @@ class _Decoder:
             return torch.Size(rest[0])
         if tag in ("tuple", "L", "set", "fset") and len(rest) == 1 and type(rest[0]) is list:
             items = [self.value(v, depth + 1) for v in rest[0]]
+            if tag in ("set", "fset"):
+                items = [hash_safe(item) for item in items]
             try:
                 return {"tuple": tuple, "L": list, "set": set, "fset": frozenset}[tag](items)
             except TypeError:
@@ -375,7 +377,7 @@ class _Decoder:
             for pair in rest[0]:
                 if type(pair) is not list or len(pair) != 2:
                     raise WireError("a dict item of the wrong form")
-                key = self.value(pair[0], depth + 1)
+                key = hash_safe(self.value(pair[0], depth + 1))
                 try:
                     made[key] = self.value(pair[1], depth + 1)
                 except TypeError:
@@ -486,13 +488,15 @@ _CLASS_LIBRARIES = ("torch", "numpy", "helpers", "collections", "builtins", "typ
 
 
 def _library_module(name: str):
-    """The grader's own import of a library module the notebook refers to (never a student's module)."""
-    import importlib
+    """The judge's own copy of a library module the notebook refers to (never a student's module). Only one
+    the judge has imported already: importing on the kernel's word would run a module's code chosen by the
+    kernel (one that exits when imported)."""
     import sys
 
-    if name.split(".")[0] not in _LIBRARIES:
-        raise WireError(f"a module the grader does not import: {name[:80]}")
-    return sys.modules.get(name) or importlib.import_module(name)
+    module = sys.modules.get(name) if type(name) is str and name.split(".")[0] in _LIBRARIES else None
+    if module is None:
+        raise WireError(f"a module the judge has not imported: {str(name)[:80]}")
+    return module
 
 
 def _library_object(module: str, qualname: str) -> type:
@@ -651,8 +655,8 @@ class RemoteObject:
     def __call__(self, *args, **kwargs):
         return _request(self, "call", args=args, kwargs=kwargs)
 
-    def __hash__(self) -> int:
-        return hash((id(object.__getattribute__(self, "_channel")), object.__getattribute__(self, "_number")))
+    # Equal only to itself, hashed by identity: one stand-in per kernel object (Channel.objects), whatever its number.
+    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         # Said here, never asked of the kernel: a failing check's message must not be the student's to write.

@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 
 from . import integrity
-from .execute import KERNEL_DIED, NOT_RUN, NOTE, NOTEBOOK_TIMEOUT, OUTPUT_LOST, is_test_cell
+from .execute import JUDGE_STOPPED, KERNEL_DIED, NOT_RUN, NOTE, NOTEBOOK_TIMEOUT, OUTPUT_LOST, is_test_cell
 from .cells import HIDDEN_NOTE, without_hidden
 
 _NETWORK = re.compile(r"Network is unreachable|name resolution|Name or service not known|"
@@ -173,6 +173,8 @@ def _classify(ename: str, evalue: str, test: bool) -> str | None:
         return f"not run: {evalue}"
     if ename == OUTPUT_LOST:
         return "its output never finished arriving (messages from the kernel were lost)"
+    if ename == JUDGE_STOPPED:
+        return f"the test's judge stopped on what the notebook answered ({_first_line(evalue)})"
     if ename == "CellTimeoutError":
         return "ran past the time limit for one cell and was interrupted"
     if ename == "MemoryError" or re.search(r"can't allocate memory|cannot allocate memory|not enough memory",

@@ -106,7 +106,7 @@ class Judge:
                 exec(code, self.namespace)
         except (ConnectionError, TimeoutError) as lost:
             failure = error = lost
-        except Exception as raised:  # noqa: BLE001 - a failing test is an exception of any kind
+        except BaseException as raised:  # noqa: BLE001 - a failing test is an exception of any kind, SystemExit too
             error = raised
         finally:
             if failure is None:

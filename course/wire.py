@@ -80,29 +80,33 @@ def decode(data: bytes):
     if offset != len(data):
         raise WireError("not a data-only value: its parts do not add up")
     try:
-        return _checked(_tree(header["v"], blobs, 0), 0)
+        return _checked(_tree(header["v"], blobs, 0, [MAX_ITEMS]), 0)
     except RecursionError:
         raise WireError("nested too deeply") from None
 
 
-def _tree(item, blobs: list, depth: int):
-    """The value a JSON `item` stands for (see `course.answer_server.pack`)."""
+def _tree(item, blobs: list, depth: int, left: list):
+    """The value a JSON `item` stands for (see `course.answer_server.pack`); `left`: how many more values
+    this answer may hold."""
     if depth > MAX_DEPTH * 2:
         raise WireError("nested too deeply")
+    left[0] -= 1
+    if left[0] < 0:
+        raise WireError(f"more than {MAX_ITEMS} values in one answer")
     kind = type(item)
     if kind in (type(None), bool, int, float, str):
         return item
     if kind is list:
-        return [_tree(v, blobs, depth + 1) for v in item]
+        return [_tree(v, blobs, depth + 1, left) for v in item]
     if kind is not dict or len(item) != 1:
         raise WireError("not a data-only value: an untagged object")
     (tag, body), = item.items()
     if tag == "$u" and type(body) is list:
-        return tuple(_tree(v, blobs, depth + 1) for v in body)
+        return tuple(_tree(v, blobs, depth + 1, left) for v in body)
     if tag == "$d" and type(body) is list and all(type(p) is list and len(p) == 2 for p in body):
-        return {_tree(k, blobs, depth + 1): _tree(v, blobs, depth + 1) for k, v in body}
+        return {hash_safe(_tree(k, blobs, depth + 1, left)): _tree(v, blobs, depth + 1, left) for k, v in body}
     if tag == "$c" and type(body) is list and len(body) == 2:
-        return complex(*(float(_tree(v, blobs, depth + 1)) for v in body))
+        return complex(*(float(_tree(v, blobs, depth + 1, left)) for v in body))
     if tag == "$f" and body in ("nan", "inf", "-inf"):
         return float(body)
     if tag == "$b" and type(body) is int and 0 <= body < len(blobs):
@@ -110,6 +114,25 @@ def _tree(item, blobs: list, depth: int):
     if tag == "$t" and type(body) is list and len(body) == 3:
         return _tensor(*body, blobs)
     raise WireError("not a data-only value: an unknown tag")
+
+
+MAX_ITEMS = 1_000_000       # values in one answer: the most an honest one holds is far less (tensors are blobs)
+_HASH_SAFE = 2 ** 53        # ints and floats beyond this can be chosen to share one hash (a dict built in O(n²))
+
+
+def hash_safe(key, depth: int = 0):
+    """`key`, if it may be a dict key or set item built from what the kernel sent: a string (its hash is
+    salted per process), a bool, None, a number of at most 2**53, or a short tuple of these. Else WireError."""
+    kind = type(key)
+    if kind in (str, bytes, bool, type(None), torch.device, torch.dtype) \
+            or kind in (int, float) and -_HASH_SAFE < key < _HASH_SAFE \
+            or kind.__hash__ in (object.__hash__, torch.Tensor.__hash__):    # by identity: a tensor, a stand-in
+        return key
+    if kind is tuple and len(key) <= 16 and depth < 4:
+        for part in key:
+            hash_safe(part, depth + 1)
+        return key
+    raise WireError(f"a {kind.__name__} that may not be a dict key or set item here")
 
 
 def _tensor(index, dtype_name, shape, blobs) -> torch.Tensor:

@@ -126,6 +126,16 @@ def _submissions(class_dir: Path) -> dict[tuple[str, str], object]:
                     return self.x[index] * 1.0, self.y[index]
             torch.sin = lambda t, *args, **kwargs: t.detach().clone()
             """),
+        # Four million bytes of wide characters, in a cell and during a test: caps count bytes, not characters.
+        ("emoji-01", "01_tensors_devices"): _answers("01_tensors_devices", broadcast_shape="""
+            print("\\N{GRINNING FACE}" * 1_000_000)
+            _first, _plain_shape = [True], broadcast_shape
+            def broadcast_shape(shape_a, shape_b):
+                if _first[0]:
+                    _first[0] = False
+                    print("\\N{GRINNING FACE}" * 1_000_000)
+                return _plain_shape(shape_a, shape_b)
+            """),
         # A 6 MB answer where a check prints what it got.
         ("huge-01", "01_tensors_devices"): _answers("01_tensors_devices", pick_device="""
             def pick_device(cuda_available, mps_available):
@@ -247,3 +257,12 @@ def test_every_process_of_a_kernel_is_in_a_cpu_group_of_its_own(tmp_path):
         below = set(descendants(launcher))
         assert launcher in members and below and below <= members, (launcher, below, members)
     assert not group.exists(), "the group is removed with the kernel"
+
+
+def test_output_caps_count_bytes(graded):
+    class_dir, _ = graded
+    path = class_dir / "autograded" / "emoji-01" / "01_tensors_devices" / "01_tensors_devices.ipynb"
+    for cell in nbformat.read(str(path), 4).cells:
+        size = sum(len(o.get("text", "").encode()) for o in cell.get("outputs", []))
+        assert size <= (1 << 20) + 1000, f"{size} bytes of output in one cell"
+    assert path.stat().st_size < 4 << 20

@@ -30,6 +30,14 @@ FLAGGED = [
     ("class M(TorchDispatchMode):\n    def __torch_dispatch__(self, f, t, a=(), k=None):\n        return True",
      "overrides torch's operators (__torch_dispatch__)"),
     ("class A(np.ndarray):\n    def __array_ufunc__(self, *a, **k):\n        return True", "__array_ufunc__"),
+    # The cheap forgeries of issue 23: the answer server patched, a probe rebound through an alias, pathlib links.
+    ("import sys\nsys.modules['_course_answers']._Server.global_state = lambda self: [False]",
+     "reaches into the grader's answer server"),
+    ("import helpers.probes_serialization as probes\nprobes.payload_runs = lambda *a: False",
+     "replaces probes.payload_runs"),
+    ("import sys\nstate = sys.modules['helpers.notebook_state']\nstate.ask = lambda *a: None", "replaces state.ask"),
+    ("from pathlib import Path\nPath('weights.pt').symlink_to('/etc/passwd')", "makes a symbolic link"),
+    ("import os\nos.mkfifo('weights.pt')", "makes a named pipe"),
 ]
 
 

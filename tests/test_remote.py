@@ -77,6 +77,12 @@ NOTEBOOK = textwrap.dedent('''
         torch.set_autocast_enabled("cpu", True)
         torch.set_autocast_dtype("cpu", torch.bfloat16)
 
+    def fake_library_module():
+        import sys, types
+        fake = types.ModuleType("numpy.f2py.__main__")     # importing the real one exits the process
+        sys.modules["numpy.f2py.__main__"] = fake
+        return fake
+
     def plain_values():
         import collections
         import numpy as np
@@ -328,3 +334,13 @@ def test_files_from_the_kernel_go_only_into_the_tests_own_folders(tmp_path):
     assert (root / "made" / "ok").read_bytes() == b"6"
     assert not (root / "missing").exists() and not (root / "made" / "big").exists()
     assert (root / "made" / "link").is_symlink() and not (tmp_path / "outside" / "target").exists()
+
+
+def test_a_module_the_kernel_names_is_never_imported_by_the_judge(serve):
+    import sys
+
+    outputs, failure = serve("fake_library_module()")
+    assert failure is None and "numpy.f2py.__main__" not in sys.modules
+    assert [o.ename for o in outputs if o.output_type == "error"] == ["WireError"]
+    assert passes(serve("raise SystemExit(3)")) is False     # a test that exits fails; the judge goes on
+    assert passes(serve("assert scale(2, 3) == 6"))

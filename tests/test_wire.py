@@ -65,3 +65,25 @@ def test_forged_checkpoints_with_objects_are_refused():
         torch.save(value, buffer)  # bypasses encode(), as a hostile sender would
         with pytest.raises(WireError):
             decode(buffer.getvalue())
+
+
+def test_keys_that_could_share_one_hash_are_refused_at_once():
+    """Ints that are multiples of 2**61 - 1 all hash to 0: a dict of 20,000 of them would take minutes to build."""
+    import time
+
+    from course.answer_server import pack
+    from course.wire import MAX_ITEMS, WireError, decode
+
+    import json
+    import struct
+
+    from course.answer_server import MAGIC
+
+    header = json.dumps({"v": {"$d": [[(2 ** 61 - 1) * i, 0] for i in range(1, 20_000)]}, "blobs": []}).encode()
+    started = time.monotonic()
+    with pytest.raises(WireError):
+        decode(MAGIC + struct.pack("!I", len(header)) + header)
+    assert time.monotonic() - started < 5
+    with pytest.raises(WireError):
+        decode(pack([0] * (MAX_ITEMS + 1)))
+    assert decode(pack({"a": 1, 2: [1.5, None]})) == {"a": 1, 2: [1.5, None]}
