@@ -5,10 +5,11 @@ Small modules, one concern each:
 - `helpers.device`            choosing where tensors live
 - `helpers.seeding`           making a run repeatable
 - `helpers.data`              seeded synthetic data sets and scikit-learn's real digits (nothing is downloaded)
+- `helpers.loading`           a dataset slow to prepare, to measure parallel loading (notebook 01)
 - `helpers.checks`            checks whose failure says what was expected and what was got
 - `helpers.selfcheck`         the student's self-check: every visible test, one line per exercise
 - `helpers.exercises`         test and demo cells: strict when graded; while a student works, Run All goes on
-- `helpers.widgets`           interactive explorers (broadcasting)
+- `helpers.widgets`           interactive explorers (broadcasting), and a readable stored form for any widget
 - `helpers.monitor`           training progress and loss-curve plots (notebook 02)
 - `helpers.memory`            measuring where training memory goes (notebook 03)
 - `helpers.checkpoints`       a CUDA-tagged checkpoint and safe-loading demos (notebook 04)
