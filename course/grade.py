@@ -248,6 +248,7 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
             pool.run([job for job, _, _ in jobs], hard_limit, on_start=progress.started, on_result=on_result)
             progress.close()
             if stopped:
+                _record(class_dir, db_url, graded, problems)     # what finished before the stop stands
                 raise GradingStopped(stopped[0] + "; nothing was recorded for them. Try one submission with "
                                      "`nbgrader autograde` to see the whole error.")
             for job, _, _ in jobs:     # a run that stopped early: what never finished is not graded either
@@ -255,9 +256,7 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                 if key not in graded and key not in ungraded:
                     ungraded[key] = "not graded: the run stopped before it"
 
-        for student, assignment in graded:     # flags and comments a TA sees in formgrader
-            gradebooks.record_findings(class_dir, db_url, assignment, student, problems.get((student, assignment), []))
-        gradebooks.export_csv(db_url, class_dir / CSV_NAME)
+        _record(class_dir, db_url, graded, problems)
         all_scores = gradebooks.scores(db_url, assignments)
         _drop_csv_rows(class_dir / CSV_NAME, {k for k in ungraded if k not in all_scores})
         wanted = set(todo)
@@ -277,6 +276,15 @@ def _same_failure(first_failures: list[str | None]) -> bool:
     """Did the first SAME_FAILURE_STOPS submissions all fail the same grader's way?"""
     first = first_failures[:SAME_FAILURE_STOPS]
     return len(first) == SAME_FAILURE_STOPS and first[0] is not None and len(set(first)) == 1
+
+
+def _record(class_dir: Path, db_url: str, graded, problems) -> None:
+    """The flags and comments a TA sees in formgrader for what was graded, and grades.csv from the gradebook."""
+    from . import gradebooks
+
+    for student, assignment in graded:
+        gradebooks.record_findings(class_dir, db_url, assignment, student, problems.get((student, assignment), []))
+    gradebooks.export_csv(db_url, class_dir / CSV_NAME)
 
 
 def preflight(course: Course, assignments: list[str], templates: dict[str, Path], sandbox, scratch: Path,

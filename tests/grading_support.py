@@ -161,3 +161,22 @@ def secret_lines(assignment: str) -> set[str]:
             if not is_secret:
                 public.add(line.strip())
     return secret - public
+
+
+def answer_kernel(folder: Path, notebook: str):
+    """A stand-in for a student's kernel: a plain subprocess that runs `notebook` and serves its names with the
+    course's answer server (course/answer_server.py) on a socket in `folder`, as the sandboxed kernel does.
+    Returns (listening socket: accept() one connection per test, the subprocess)."""
+    import socket
+    import subprocess
+    import sys
+
+    from course.verdicts import SERVER_SOURCE
+
+    path = folder / "answers.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+    listener.settimeout(60)
+    code = f"{SERVER_SOURCE}\nnamespace = {{}}\nexec({notebook!r}, namespace)\nwhile True:\n    _course_serve({str(path)!r}, namespace)\n"
+    return listener, subprocess.Popen([sys.executable, "-c", code])

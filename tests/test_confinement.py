@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import tempfile
 import textwrap
 from pathlib import Path

@@ -6,18 +6,14 @@ judge may see and do, and that what it returns is capped data.
 """
 
 import os
-import socket
-import subprocess
-import sys
 import time
 
 import pytest
-from grading_support import COURSE
+from grading_support import COURSE, answer_kernel
 
 from course import judge as judge_module
 from course.judge import JudgeFailed, JudgeServer
 from course.sandbox import Limits, find_bwrap, make_sandbox
-from course.verdicts import SERVER_SOURCE
 
 pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap is not installed")
 
@@ -35,16 +31,10 @@ def server():
 @pytest.fixture
 def run(server, tmp_path):
     """Run test code in a fresh notebook child of the judge; (outputs, failure)."""
-    path = tmp_path / "s"
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(path))
-    listener.listen(1)
-    code = f"{SERVER_SOURCE}\nnamespace = {{}}\nexec({NOTEBOOK!r}, namespace)\nwhile True:\n    _course_serve({str(path)!r}, namespace)\n"
-    kernel = subprocess.Popen([sys.executable, "-c", code])
+    listener, kernel = answer_kernel(tmp_path, NOTEBOOK)
     notebook = server.open_notebook()
 
     def run(test_code: str, seconds: float = 60):
-        listener.settimeout(60)
         sock, _ = listener.accept()
         with sock:
             return notebook.run(test_code, "<test>", sock, seconds)

@@ -4,8 +4,6 @@ The server runs here in a plain subprocess (no kernel, no sandbox): what is test
 between the two processes and what the grader does with it.
 """
 
-import socket
-import subprocess
 import sys
 import textwrap
 import time
@@ -14,9 +12,11 @@ import pytest
 import torch
 from torch import nn
 
+from grading_support import answer_kernel
+
 from course import remote
 from course.remote import Connection, KernelObject, RemoteObject
-from course.verdicts import SERVER_SOURCE, Judge, names_of
+from course.verdicts import Judge, names_of
 from course.wire import WireError
 
 NOTEBOOK = textwrap.dedent('''
@@ -97,16 +97,10 @@ NOTEBOOK = textwrap.dedent('''
 @pytest.fixture
 def serve(tmp_path):
     """A function that runs test code against NOTEBOOK's names served by a subprocess; returns the outputs."""
-    path = tmp_path / "answers.sock"
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(path))
-    listener.listen(1)
-    code = f"{SERVER_SOURCE}\nnamespace = {{}}\nexec({NOTEBOOK!r}, namespace)\nwhile True:\n    _course_serve({str(path)!r}, namespace)\n"
-    server = subprocess.Popen([sys.executable, "-c", code])
+    listener, server = answer_kernel(tmp_path, NOTEBOOK)
     runner = Judge()
 
     def run(test_code: str):
-        listener.settimeout(60)
         sock, _ = listener.accept()
         with sock:
             return runner.run(textwrap.dedent(test_code), "<test>", Connection(sock, time.monotonic() + 60))
@@ -337,7 +331,6 @@ def test_files_from_the_kernel_go_only_into_the_tests_own_folders(tmp_path):
 
 
 def test_a_module_the_kernel_names_is_never_imported_by_the_judge(serve):
-    import sys
 
     outputs, failure = serve("fake_library_module()")
     assert failure is None and "numpy.f2py.__main__" not in sys.modules
