@@ -244,8 +244,10 @@ def test_every_process_of_a_kernel_is_in_a_cpu_group_of_its_own(tmp_path):
         "        os.setsid(); time.sleep(30); os._exit(0)\n"
         "print('PIDS', os.getpid())")
     nb = v4.new_notebook(cells=[cell, v4.new_code_cell("import time; time.sleep(0.1)")])
-    manager = kernel_manager_for(sandbox.for_worker(0, 1), tmp_path)
-    client = NotebookClient(nb, kernel_name="python3", kernel_manager_class=manager, timeout=60)
+    manager = kernel_manager_for(sandbox.for_worker(0, 1), tmp_path / "kernel")
+    (tmp_path / "notebook").mkdir()     # the notebook's folder, which the kernel's working folder copies
+    client = NotebookClient(nb, kernel_name="python3", kernel_manager_class=manager, timeout=60,
+                            resources={"metadata": {"path": str(tmp_path / "notebook")}})
     with client.setup_kernel():
         client.execute_cell(nb.cells[0], 0)
         launcher = client.km.provisioner.pid

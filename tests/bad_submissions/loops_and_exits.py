@@ -1,6 +1,6 @@
 # Bad: a correct notebook with a cell that never ends and a cell that kills its own kernel with os._exit().
-# Expect: cell 3: ran past the time limit for one cell
-# Expect: cell 4: the kernel died here
+# Expect: cell 4: ran past the time limit for one cell
+# Expect: cell 5: the kernel died here
 # Zero: none
 # %% after setup
 while True:

@@ -1,13 +1,13 @@
 # Bad: a correct notebook with extra cells that exhaust memory, fork without end, exit, print 30 MB, reach for the network, read the hidden tests and the solutions, and write the gradebook; one answer prints a PyTorch warning.
-# Expect: cell 3: memory limit reached
 # Expect: cell 4: memory limit reached
-# Expect: cell 5: (process limit reached|left \d+ processes running)
-# Expect: cell 6: called sys\.exit\(\)
-# Expect: cell 7: printed too much; 29\.0 MB of output dropped
-# Expect: cell 8: tried to use the network
-# Expect: cell 9: file access failed.*source/01_tensors_devices
-# Expect: cell 10: file access failed.*notebooks/01_tensors_devices
-# Expect: cell 11: file access failed.*unable to open database
+# Expect: cell 5: memory limit reached
+# Expect: cell 6: (process limit reached|left \d+ processes running)
+# Expect: cell 7: called sys\.exit\(\)
+# Expect: cell 8: printed too much; 29\.0 MB of output dropped
+# Expect: cell 9: tried to use the network
+# Expect: cell 10: file access failed.*source/01_tensors_devices
+# Expect: cell 11: file access failed.*notebooks/01_tensors_devices
+# Expect: cell 12: file access failed.*unable to open database
 # Zero: none
 # %% after setup
 huge = torch.ones(1 << 40)            # 4 TiB at once
