@@ -12,7 +12,6 @@ exception (or none), turned into the cell's outputs exactly where nbgrader reads
 
 from __future__ import annotations
 
-import ast
 import builtins
 import contextlib
 import io
@@ -24,6 +23,7 @@ from pathlib import Path
 from nbformat.notebooknode import NotebookNode
 
 import helpers.notebook_state
+from helpers.selfcheck import names_of
 
 from .mirror import Files
 from .remote import Channel, Connection, global_state, set_global_state
@@ -55,24 +55,6 @@ def serve_code(socket_path: str) -> str:
 
 def load_code() -> str:
     return serve_code("")
-
-
-def names_of(source: str) -> tuple[list[str], set[str]]:
-    """The names `source` reads but never binds itself (those it takes from the notebook), and those it binds."""
-    tree = ast.parse(source)
-    bound, read = set(), []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (read.append(node.id) if isinstance(node.ctx, ast.Load) else bound.add(node.id))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.alias):
-            bound.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
-    return sorted({name for name in read if name not in bound and not hasattr(builtins, name)}), bound
 
 
 class Judge:

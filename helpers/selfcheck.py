@@ -48,9 +48,10 @@ def visible_tests(assignment: str) -> dict[str, list[str]]:
     return _data(assignment)["exercises"]
 
 
-def _needs(code: str) -> list[str]:
-    """The names `code` reads without binding them itself: those it takes from the notebook."""
-    tree = ast.parse(code)
+def names_of(source: str) -> tuple[list[str], set[str]]:
+    """The names `source` reads but never binds itself (those it takes from the notebook), and those it binds.
+    One definition for the self-check and for `course grade`'s judge (course/verdicts.py)."""
+    tree = ast.parse(source)
     bound, read = set(), []
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
@@ -61,7 +62,9 @@ def _needs(code: str) -> list[str]:
             bound.add((node.asname or node.name).split(".")[0])
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
-    return list(dict.fromkeys(n for n in read if n not in bound and not hasattr(builtins, n)))
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return sorted({name for name in read if name not in bound and not hasattr(builtins, name)}), bound
 
 
 def _run_one(code: str, namespace: dict) -> tuple[str, str]:
@@ -85,7 +88,7 @@ def run(assignment: str, namespace: dict) -> list[ExerciseResult]:
     results = []
     for exercise, tests in data["exercises"].items():
         place = places.get(exercise, "")
-        missing = [name for code in tests for name in _needs(code) if name not in namespace]
+        missing = [name for code in tests for name in names_of(code)[0] if name not in namespace]
         if missing:
             name = missing[0]
             cell = (f"the cell of {place} that defines {name}" if name == exercise and place

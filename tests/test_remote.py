@@ -10,14 +10,14 @@ import time
 
 import pytest
 import torch
-from torch import nn
-
 from grading_support import answer_kernel
+from torch import nn
 
 from course import remote
 from course.remote import Connection, KernelObject, RemoteObject
-from course.verdicts import Judge, names_of
+from course.verdicts import Judge
 from course.wire import WireError
+from helpers.selfcheck import names_of
 
 NOTEBOOK = textwrap.dedent('''
     import torch
