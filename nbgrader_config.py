@@ -23,7 +23,7 @@ c.ClearSolutions.code_stub = {
 
 # How notebooks run (timeouts, PyTorch warnings on stderr, output limits) is written once, in
 # release/nbgrader_config.py, where a student's JupyterLab Validate finds it too.
-from course.nbgrader_plugins import configure, student_config  # noqa: E402
+from course.plugins.nbgrader import configure, student_config  # noqa: E402
 
 load_subconfig(str(student_config(__file__)))  # noqa: F821 (provided by traitlets)
 

@@ -37,12 +37,12 @@ sys.path.insert(0, str(ROOT))
 import nbformat  # noqa: E402
 from nbclient import NotebookClient  # noqa: E402
 
-from course import cells  # noqa: E402
-from course.demo import wrong_answers  # noqa: E402
-from course.gradebooks import cell_scores  # noqa: E402
-from course.nbgrader_run import run_nbgrader, scratch_course, submit  # noqa: E402
-from course.paths import Course  # noqa: E402
-from course.submissions import reference_answers, with_answers  # noqa: E402
+from course.notebook import cells  # noqa: E402
+from course.tools.demo import wrong_answers  # noqa: E402
+from course.grading.gradebooks import cell_scores  # noqa: E402
+from course.notebook.nbgrader import run_nbgrader, scratch_course, submit  # noqa: E402
+from course.checkout import Course  # noqa: E402
+from course.fixtures import reference_answers, with_answers  # noqa: E402
 
 KINDS = ("full", "half", "blank", "wrong")
 

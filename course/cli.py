@@ -4,8 +4,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .grade import CSV_NAME, REPORT_NAME
-from .paths import Course
+from course.checkout import Course
+from course.grading.batch import CSV_NAME, REPORT_NAME
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,12 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     assignments = course.resolve(getattr(args, "assignments", None))
 
     if args.command in ("grade", "demo"):
-        from .grade import GradingStopped
-        from .sandbox import SandboxUnavailable
+        from course.grading.batch import GradingStopped
+        from course.grading.sandbox import SandboxUnavailable
         try:
             if args.command == "grade":
                 return _grade(course, assignments, args)
-            from .demo import demo
+            from course.tools.demo import demo
             return demo(course, args.dir or course.root / "build" / "demo", _grade_options(args))
         except SandboxUnavailable as error:
             print(f"course {args.command}: refusing to run student code without a sandbox: {error}\n"
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
             return 3
 
     if args.command == "report":
-        from .class_report_html import write_report
+        from course.grading.class_report.html import write_report
         try:
             print(f"course report: {write_report((args.class_dir or course.root).resolve(), assignments)}")
         except FileNotFoundError as error:      # no gradebook: nothing graded there yet
@@ -90,17 +90,17 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     if args.command == "compat":
-        from .compat import compat
+        from course.tools.compat import compat
         return compat(course, args.torch_version, assignments, args.sample)
     if args.command == "gpu-check":
-        from .gpu_check import gpu_check
+        from course.tools.gpu_check import gpu_check
         return gpu_check(course)
     if args.command == "build":
-        from .build import build
+        from course.authoring.build import build
         build(course, assignments)
         return 0
     if args.command == "check":
-        from .check import check
+        from course.authoring.check import check
         problems = check(course, assignments)
         for problem in problems:
             print(f"PROBLEM {problem}", file=sys.stderr)
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"course check: {len(assignments)} assignment(s) OK")
         return 0
     if args.command == "publish":
-        from .publish import PublishRefused, publish
+        from course.authoring.publish import PublishRefused, publish
         try:
             files = publish(course, args.dir)
         except PublishRefused as refusal:
@@ -123,8 +123,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _grading_options(p: argparse.ArgumentParser) -> None:
-    from .pool import default_jobs
-    from .sandbox import Limits
+    from course.grading.pool import default_jobs
+    from course.grading.sandbox import Limits
 
     d = Limits()
     p.add_argument("--jobs", "-j", type=int, default=default_jobs(),
@@ -151,8 +151,8 @@ def _size(text: str) -> int:
 
 
 def _grade_options(args):
-    from .grade import GradeOptions
-    from .sandbox import Limits
+    from course.grading.batch import GradeOptions
+    from course.grading.sandbox import Limits
 
     limits = Limits(memory=args.memory, processes=args.processes, cell_timeout=args.cell_timeout,
                     notebook_timeout=args.notebook_timeout)
@@ -162,11 +162,11 @@ def _grade_options(args):
 
 
 def _grade(course: Course, assignments: list[str], args) -> int:
-    from .grade import grade
+    from course.grading.batch import grade
 
     class_dir = (args.class_dir or course.root).resolve()
     if args.roster:
-        from .gradebooks import import_roster
+        from course.grading.gradebooks import import_roster
         import_roster(f"sqlite:///{class_dir / 'gradebook.db'}", args.roster)
     run = grade(course, class_dir, assignments, _grade_options(args))
     print(run.table)
@@ -174,7 +174,7 @@ def _grade(course: Course, assignments: list[str], args) -> int:
     print(run.report)
     print(f"\ngradebook: {class_dir / 'gradebook.db'}   grades: {class_dir / CSV_NAME}   "
           f"report: {class_dir / REPORT_NAME}   feedback: {class_dir / 'feedback'}/")
-    from .class_report_html import write_after_grading
+    from course.grading.class_report.html import write_after_grading
     page = write_after_grading(class_dir, course.assignments())     # the whole class, not just this run's
     if page:
         print(f"class report (open it in a browser): {page}")

@@ -16,17 +16,17 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course import cells
-from course.feedback import hidden_lines
-from course.nbgrader_run import (
+from course.notebook import cells
+from course.plugins.feedback import hidden_lines
+from course.notebook.nbgrader import (
     cell_scores,
     generate_release,
     run_nbgrader,
     scratch_course,
     submit,
 )
-from course.paths import Course
-from course.submissions import reference_answers, tests_of, with_answers
+from course.checkout import Course
+from course.fixtures import reference_answers, tests_of, with_answers
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = Course(ROOT)
@@ -171,7 +171,7 @@ def answer_kernel(folder: Path, notebook: str):
     import subprocess
     import sys
 
-    from course.verdicts import SERVER_SOURCE
+    from course.grading.verdicts.judge import SERVER_SOURCE
 
     path = folder / "answers.sock"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -5,8 +5,8 @@ gets the first wrong answer kept in tests/wrong_answers/ (where it has one); the
 untouched, as released.
 """
 
-from course import cells
-from course.submissions import reference_answers, with_answers
+from course.notebook import cells
+from course.fixtures import reference_answers, with_answers
 from grading_support import COURSE, wrong_answers
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from course import cells
+from course.notebook import cells
 from grading_support import COURSE, all_wrong_answers, grade, wrong_answers
 
 ASSIGNMENTS = COURSE.assignments()

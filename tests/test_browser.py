@@ -23,8 +23,8 @@ import nbformat
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from course import cells
-from course.paths import Course
+from course.notebook import cells
+from course.checkout import Course
 from half_done import half_done
 
 ROOT = Path(__file__).resolve().parents[1]

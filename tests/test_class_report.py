@@ -24,13 +24,13 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from course import class_report
-from course.class_report import (AssignmentStats, class_stats, discrimination, failing_message, histogram,
+from course.grading.class_report import stats as class_report
+from course.grading.class_report.stats import (AssignmentStats, class_stats, discrimination, failing_message, histogram,
                                  point_biserial)
-from course.class_report_html import page, write_report
-from course.gradebooks import REPORT_COMMENT, quick_schema_stamp
-from course.grade import STATE_DIR
-from course.report import TAMPERING
+from course.grading.class_report.html import page, write_report
+from course.grading.gradebooks import REPORT_COMMENT, quick_schema_stamp
+from course.grading.batch import STATE_DIR
+from course.grading.present import TAMPERING
 
 # nbgrader's add_submission warns through SQLAlchemy on every submission made by hand.
 pytestmark = pytest.mark.filterwarnings("ignore:Object of type:Warning")

@@ -13,12 +13,12 @@ import statistics
 import pytest
 from nbgrader.api import Gradebook
 
-import course.demo
-from course.cells import exercise_of
+import course.tools.demo
+from course.notebook.cells import exercise_of
 from course.cli import main as course_main
-from course.demo import make_demo_class
-from course.grade import GradeOptions
-from course.sandbox import Limits
+from course.tools.demo import make_demo_class
+from course.grading.batch import GradeOptions
+from course.grading.sandbox import Limits
 from test_browser import CHROMIUM, CHROMIUM_ARGS, COURSE, ROOT
 
 ARTIFACTS = ROOT / "test-artifacts" / "class-report"
@@ -60,7 +60,7 @@ def demo_report(tmp_path_factory):
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(course.demo, "make_demo_class", small)
-        code = course.demo.demo(COURSE, folder, GradeOptions(jobs=2, limits=Limits()),
+        code = course.tools.demo.demo(COURSE, folder, GradeOptions(jobs=2, limits=Limits()),
                                 say=lambda *args, **kwargs: said.append(" ".join(map(str, args))))
     assert code == 0, said
     return folder, said

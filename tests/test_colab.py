@@ -14,9 +14,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from course import cells
-from course.compat import NEWEST, cache_dir, ensure_venv
-from course.paths import Course
+from course.notebook import cells
+from course.tools.compat import NEWEST, cache_dir, ensure_venv
+from course.checkout import Course
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = Course(ROOT)

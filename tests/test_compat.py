@@ -14,8 +14,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from course.compat import NEWEST, _cells_that_raised, _origin_problems, _pins
-from course.paths import Course
+from course.tools.compat import NEWEST, _cells_that_raised, _origin_problems, _pins
+from course.checkout import Course
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = Course(ROOT)

@@ -21,11 +21,11 @@ import nbformat
 import pytest
 from grading_support import COURSE
 
-from course.gradebooks import cell_scores
-from course.grade import GradeOptions, grade
-from course.nbgrader_run import submit
-from course.sandbox import Limits, cpu_group, find_bwrap, remove_group
-from course.submissions import reference_answers, with_answers
+from course.grading.gradebooks import cell_scores
+from course.grading.batch import GradeOptions, grade
+from course.notebook.nbgrader import submit
+from course.grading.sandbox import Limits, cpu_group, find_bwrap, remove_group
+from course.fixtures import reference_answers, with_answers
 
 pytestmark = [pytest.mark.xdist_group("confinement"),
               pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap is not installed")]
@@ -234,7 +234,7 @@ def test_every_process_of_a_kernel_is_in_a_cpu_group_of_its_own(tmp_path):
     import nbformat.v4 as v4
     from nbclient import NotebookClient
 
-    from course.sandbox import kernel_manager_for, make_sandbox
+    from course.grading.sandbox import kernel_manager_for, make_sandbox
 
     sandbox, _ = make_sandbox([COURSE.root], Limits(), allow_unsandboxed=False)
     cell = v4.new_code_cell(
@@ -254,7 +254,7 @@ def test_every_process_of_a_kernel_is_in_a_cpu_group_of_its_own(tmp_path):
         group = client.km.cpu_group
         assert group is not None and group.name == str(client.km.kernel_sandbox.uid)
         members = set(map(int, (group / "cgroup.procs").read_text().split()))
-        from course.sandbox import descendants
+        from course.grading.sandbox import descendants
         below = set(descendants(launcher))
         assert launcher in members and below and below <= members, (launcher, below, members)
     assert not group.exists(), "the group is removed with the kernel"

@@ -1,4 +1,4 @@
-"""Unit tests of course.feedback.FeedbackExporter: nbconvert's HTML, page for page, however often it renders."""
+"""Unit tests of course.plugins.feedback.FeedbackExporter: nbconvert's HTML, page for page, however often it renders."""
 
 import base64
 import copy
@@ -7,7 +7,7 @@ import nbformat
 from bs4 import BeautifulSoup
 from nbconvert.exporters import HTMLExporter
 
-from course.feedback import FeedbackExporter
+from course.plugins.feedback import FeedbackExporter
 
 # A 1x1 PNG: an image output, which the page must give alt text.
 PIXEL = base64.b64encode(bytes.fromhex(

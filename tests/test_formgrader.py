@@ -21,11 +21,11 @@ from nbgrader.converters import Autograde
 from nbgrader.server_extensions.formgrader.formgrader import FormgradeExtension
 from traitlets.config.loader import PyFileConfigLoader
 
-from course import gradebooks
-from course.demo import write_class_files
-from course.feedback import HELD_BACK
-from course.nbgrader_plugins import AUTOGRADE_REFUSED
-from course.paths import Course
+from course.grading import gradebooks
+from course.tools.demo import write_class_files
+from course.plugins.feedback import HELD_BACK
+from course.plugins.nbgrader import AUTOGRADE_REFUSED
+from course.checkout import Course
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = Course(ROOT)
@@ -182,8 +182,8 @@ def test_a_demo_class_folder_is_a_course_formgrader_can_open(tmp_path):
 
 
 def test_the_demo_says_what_to_do_where_bubblewrap_cannot_be_had(tmp_path, monkeypatch):
-    from course.demo import demo
-    from course.grade import GradeOptions
+    from course.tools.demo import demo
+    from course.grading.batch import GradeOptions
 
     monkeypatch.setattr(sys, "platform", "darwin")
     said = []
@@ -193,7 +193,7 @@ def test_the_demo_says_what_to_do_where_bubblewrap_cannot_be_had(tmp_path, monke
 
 
 def test_the_course_config_finds_its_checkout_from_a_copy_too(tmp_path):
-    from course.nbgrader_plugins import checkout, student_config
+    from course.plugins.nbgrader import checkout, student_config
 
     assert checkout(ROOT / "nbgrader_config.py") == ROOT
     copy = tmp_path / "nbgrader_config.py"      # a scratch course's copy (course build, the tests)

@@ -5,8 +5,8 @@ import sys
 from pathlib import Path
 from unittest import mock
 
-from course.gpu_check import REPORT, gpu_check, render_report
-from course.paths import Course
+from course.tools.gpu_check import REPORT, gpu_check, render_report
+from course.checkout import Course
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -20,13 +20,13 @@ from bad_submissions._recipes import all_bad, matches, report_lines, submit_bad
 from grading_support import COURSE, secret_lines, shown_lines, wrong_answers
 from grading_support import grade as plain_nbgrader
 
-from course import cells
-from course.grade import GradeOptions, grade
-from course.gradebooks import cell_scores
-from course.nbgrader_run import submit
-from course.report import TAMPERING
-from course.sandbox import Limits
-from course.submissions import reference_answers, with_answers
+from course.notebook import cells
+from course.grading.batch import GradeOptions, grade
+from course.grading.gradebooks import cell_scores
+from course.notebook.nbgrader import submit
+from course.grading.present import TAMPERING
+from course.grading.sandbox import Limits
+from course.fixtures import reference_answers, with_answers
 
 ASSIGNMENT = "01_tensors_devices"
 HONEST = ("reference", "untouched", "wrong0")

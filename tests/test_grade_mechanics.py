@@ -16,12 +16,12 @@ import nbformat
 import pytest
 
 from course.cli import main as course_main
-from course.gradebooks import cell_scores
-from course.grade import STATE_DIR, GradeOptions, grade
-from course.nbgrader_run import submit
-from course.paths import Course
-from course.sandbox import Limits, Sandbox, kernel_readonly_paths, make_sandbox
-from course.submissions import with_answers
+from course.grading.gradebooks import cell_scores
+from course.grading.batch import STATE_DIR, GradeOptions, grade
+from course.notebook.nbgrader import submit
+from course.checkout import Course
+from course.grading.sandbox import Limits, Sandbox, kernel_readonly_paths, make_sandbox
+from course.fixtures import with_answers
 
 ROOT = Path(__file__).resolve().parents[1]
 MINI = "mini"
@@ -218,7 +218,7 @@ def test_the_notebook_time_limit_ends_a_slow_notebook_but_it_is_still_graded(cou
 
 def test_the_demo_class_has_every_kind_of_submission(tmp_path):
     """`course demo` grades this class; making it is checked here, grading it is the batch test's job."""
-    from course.demo import BAD, HONEST, make_demo_class
+    from course.tools.demo import BAD, HONEST, make_demo_class
 
     course = Course(ROOT)
     assignments = make_demo_class(course, tmp_path / "demo")
@@ -280,7 +280,7 @@ def test_processes_a_submission_leaves_never_reach_the_next_one(course_and_class
 def _flaky_bwrap(tmp_path: Path, fails: str) -> str:
     """A bubblewrap that fails the way a broken one does on the kernel launches `fails` names (a shell `case`
     pattern over their number: 1 is the preflight kernel, 2 on the submissions' kernels). The sandbox probe
-    and the judges (course.judge) start as usual."""
+    and the judges (course.grading.verdicts.zygote) start as usual."""
     real = shutil.which("bwrap")
     script = tmp_path / "flaky-bwrap"
     script.write_text(f"""#!/bin/sh
@@ -419,7 +419,7 @@ def test_a_lost_grading_process_is_replaced_and_its_submission_graded_again(cour
             table = _processes()
             parents = {parent for _, parent, _ in table}
             for pid, ppid, cmdline in table:
-                if ppid == os.getpid() and "course.pool" in cmdline and pid in parents:    # its kernel runs
+                if ppid == os.getpid() and "course.grading.pool" in cmdline and pid in parents:    # its kernel runs
                     os.kill(pid, signal.SIGKILL)
                     killed.append(pid)
                     return
@@ -538,7 +538,7 @@ def test_sigterm_ends_a_run_as_ctrl_c_does(course_and_class):
         deadline, kernels = time.monotonic() + 300, set()
         while time.monotonic() < deadline and not kernels:
             table = _processes()
-            workers = [pid for pid, ppid, cmd in table if ppid == proc.pid and "course.pool" in cmd]
+            workers = [pid for pid, ppid, cmd in table if ppid == proc.pid and "course.grading.pool" in cmd]
             kernels = {pid for worker in workers for pid in _descendants(worker, table)
                        if any(p == pid and "ipykernel" in cmd for p, _, cmd in table)}
             time.sleep(0.5)

@@ -14,8 +14,8 @@ import pytest
 from bad_submissions._recipes import all_bad
 from test_grade_mechanics import CORRECT, MINI, _scores, hand_in, mini_course
 
-from course.grade import GradeOptions, grade
-from course.sandbox import Limits
+from course.grading.batch import GradeOptions, grade
+from course.grading.sandbox import Limits
 
 ROUNDS = 2
 # The sleeping processes leaves_processes.py starts, renamed here so that the test finds only its own.

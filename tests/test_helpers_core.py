@@ -21,8 +21,8 @@ def _machine(cuda: bool, mps: bool):
 
 def _reference_pick_device():
     """Notebook 01's reference answer to exercise pick_device, read from the source notebook."""
-    from course import cells
-    from course.paths import Course
+    from course.notebook import cells
+    from course.checkout import Course
 
     source = cells.read(Course(Path(__file__).resolve().parents[1]).source_notebook("01_tensors_devices"))
     namespace = {"torch": torch}

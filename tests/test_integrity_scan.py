@@ -1,4 +1,4 @@
-"""Unit tests of course.integrity.suspicious_code, the static scan behind the report's "looks like tampering".
+"""Unit tests of course.grading.integrity.suspicious_code, the static scan behind the report's "looks like tampering".
 
 It must name what a cheating cell does, and stay quiet on honest work: every reference
 answer and every realistic wrong answer in tests/wrong_answers/ (a TA reads each flag).
@@ -7,8 +7,10 @@ answer and every realistic wrong answer in tests/wrong_answers/ (a TA reads each
 import pytest
 from grading_support import COURSE
 
-from course import cells, integrity
-from course.submissions import reference_answers
+from course.notebook import cells
+
+from course.grading import integrity
+from course.fixtures import reference_answers
 
 FLAGGED = [
     ("torch.allclose = lambda *a, **k: True", "replaces torch.allclose"),

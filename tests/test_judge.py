@@ -1,4 +1,4 @@
-"""course.judge: the process that runs test code, confined (issue 23).
+"""course.grading.verdicts.zygote: the process that runs test code, confined (issue 23).
 
 A real judge (its zygote in bubblewrap, a forked child per notebook) runs test code against a notebook's
 names served by a plain subprocess (the answer server, as in test_remote.py). What is tested is what the
@@ -11,9 +11,9 @@ import time
 import pytest
 from grading_support import COURSE, answer_kernel
 
-from course import judge as judge_module
-from course.judge import JudgeFailed, JudgeServer
-from course.sandbox import Limits, find_bwrap, make_sandbox
+from course.grading.verdicts import zygote as judge_module
+from course.grading.verdicts.zygote import JudgeFailed, JudgeServer
+from course.grading.sandbox import Limits, find_bwrap, make_sandbox
 
 pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap is not installed")
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course import cells
-from course.check import grade_ids, leaks, source_outputs, stale_reference
-from course.paths import Course
+from course.notebook import cells
+from course.authoring.check import grade_ids, leaks, source_outputs, stale_reference
+from course.checkout import Course
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = Course(ROOT)
@@ -143,7 +143,7 @@ def test_unexecuted_reference_notebook_is_stale(tmp_path):
     ("no_remember", "Remember"),
 ])
 def test_template_problems_are_named(mutation, expected):
-    from course.template import template_problems
+    from course.authoring.template import template_problems
 
     nb = cells.read(COURSE.source_notebook(FIRST))
     assert template_problems(nb, FIRST) == []
@@ -162,7 +162,7 @@ def test_template_problems_are_named(mutation, expected):
 
 
 def test_syllabus_questions_are_required_where_they_belong():
-    from course.template import template_problems
+    from course.authoring.template import template_problems
 
     nb = cells.read(COURSE.source_notebook(FIRST))  # says nothing of model parallelism
     assert any("syllabus question" in p for p in template_problems(nb, "05_distributed"))

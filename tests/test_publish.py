@@ -7,10 +7,10 @@ from pathlib import Path
 
 import nbformat
 
-from course import cells
-from course.check import secret_lines
-from course.paths import Course
-from course.publish import leaks_in_tree, write_tree
+from course.notebook import cells
+from course.authoring.check import secret_lines
+from course.checkout import Course
+from course.authoring.publish import leaks_in_tree, write_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = Course(ROOT)

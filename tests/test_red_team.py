@@ -15,12 +15,12 @@ import pytest
 from bad_submissions._recipes import BadSubmission, load, report_lines, submit_bad
 from grading_support import COURSE
 
-from course import cells
-from course.grade import GradeOptions, grade
-from course.gradebooks import cell_scores
-from course.nbgrader_run import submit
-from course.sandbox import Limits
-from course.submissions import reference_answers, with_answers
+from course.notebook import cells
+from course.grading.batch import GradeOptions, grade
+from course.grading.gradebooks import cell_scores
+from course.notebook.nbgrader import submit
+from course.grading.sandbox import Limits
+from course.fixtures import reference_answers, with_answers
 
 ASSIGNMENT = "01_tensors_devices"
 RED_DIR = Path(__file__).resolve().parent / "red_team"

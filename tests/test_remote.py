@@ -1,4 +1,4 @@
-"""course.remote and course.answer_server: a test in the grader, the student's names served by another process.
+"""course.grading.verdicts.remote and course.grading.kernel.answer_server: a test in the grader, the student's names served by another process.
 
 The server runs here in a plain subprocess (no kernel, no sandbox): what is tested is what crosses
 between the two processes and what the grader does with it.
@@ -13,10 +13,10 @@ import torch
 from grading_support import answer_kernel
 from torch import nn
 
-from course import remote
-from course.remote import Connection, KernelObject, RemoteObject
-from course.verdicts import Judge
-from course.wire import WireError
+from course.grading.verdicts import remote
+from course.grading.verdicts.remote import Connection, KernelObject, RemoteObject
+from course.grading.verdicts.judge import Judge
+from course.grading.verdicts.wire import WireError
 from helpers.selfcheck import names_of
 
 NOTEBOOK = textwrap.dedent('''
@@ -236,7 +236,7 @@ def test_subclasses_of_plain_types_and_numpy_numbers_come_back_as_plain_values(s
 def test_both_sides_keep_the_same_arguments_in_sync_and_no_more():
     """Only argument lists with a part that can change are kept, on both sides alike, and at most MAX_KEPT of them:
     a model called a thousand times on a tensor must not make every later call carry a thousand states."""
-    from course import answer_server
+    from course.grading.kernel import answer_server
 
     server, kept = answer_server._Server({}), []
     lists = [[torch.ones(1)], [torch.ones(1), nn.Linear(1, 1)], [[1, 2]], *[[{}] for _ in range(remote.MAX_KEPT)]]
@@ -314,7 +314,7 @@ def test_the_tests_files_cross_as_bytes_both_ways(serve):
 
 
 def test_files_from_the_kernel_go_only_into_the_tests_own_folders(tmp_path):
-    from course.mirror import Files
+    from course.grading.verdicts.mirror import Files
 
     root = tmp_path / "root"
     (root / "made").mkdir(parents=True)

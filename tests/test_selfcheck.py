@@ -2,9 +2,9 @@
 
 import pytest
 
-from course import cells
-from course.check import secret_lines
-from course.paths import Course
+from course.notebook import cells
+from course.authoring.check import secret_lines
+from course.checkout import Course
 from grading_support import ROOT, wrong_answers
 from helpers import selfcheck
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course.check import orphans
-from course.paths import Course
-from course.publish import write_tree
+from course.authoring.check import orphans
+from course.checkout import Course
+from course.authoring.publish import write_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = Course(ROOT)

@@ -16,7 +16,7 @@ import sys
 import pytest
 from nbclient import NotebookClient
 
-from course import cells
+from course.notebook import cells
 from grading_support import COURSE
 from half_done import half_done
 from helpers import exercises

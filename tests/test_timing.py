@@ -4,10 +4,10 @@ synthetic notebooks whose figures are worked out by hand."""
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from course import cells
-from course.check import MAX_VISIBLE_TEST_LINES, long_test_cells
-from course.template import _going_further_problems
-from course.timing import GOING_FURTHER, length_problems, split, timing
+from course.notebook import cells
+from course.authoring.check import MAX_VISIBLE_TEST_LINES, long_test_cells
+from course.authoring.template import _going_further_problems
+from course.authoring.timing import GOING_FURTHER, length_problems, split, timing
 
 
 def words(n: int) -> str:
@@ -109,7 +109,7 @@ def test_visible_test_lines_exclude_the_hidden_block():
 
 
 def test_the_careful_estimate_reads_demos_by_length_and_exercises_by_size():
-    from course.timing import careful_minutes
+    from course.authoring.timing import careful_minutes
 
     nb = notebook(header_minutes=60, core_words=1400, demos=10, exercises=4)
     # 1412 words at 140 a minute; 10 one-line demos at 0.5 + 0.1; 4 one-line answers at 3 + 0.5.

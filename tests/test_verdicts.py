@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from grading_support import COURSE, grade as plain_nbgrader
 
-from course.gradebooks import cell_scores
-from course.grade import GradeOptions, grade
+from course.grading.gradebooks import cell_scores
+from course.grading.batch import GradeOptions, grade
 
 ASSIGNMENTS = COURSE.assignments()
 _KEEP = []

@@ -1,4 +1,4 @@
-"""course.wire: only data crosses from the student's process to the grader, decoded without running it."""
+"""course.grading.verdicts.wire: only data crosses from the student's process to the grader, decoded without running it."""
 
 import collections
 import io
@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from course.wire import RemoteError, WireError, decode, encode
+from course.grading.verdicts.wire import RemoteError, WireError, decode, encode
 
 
 def test_data_round_trips_exactly():
@@ -71,13 +71,13 @@ def test_keys_that_could_share_one_hash_are_refused_at_once():
     """Ints that are multiples of 2**61 - 1 all hash to 0: a dict of 20,000 of them would take minutes to build."""
     import time
 
-    from course.answer_server import pack
-    from course.wire import MAX_ITEMS, WireError, decode
+    from course.grading.kernel.answer_server import pack
+    from course.grading.verdicts.wire import MAX_ITEMS, WireError, decode
 
     import json
     import struct
 
-    from course.answer_server import MAGIC
+    from course.grading.kernel.answer_server import MAGIC
 
     header = json.dumps({"v": {"$d": [[(2 ** 61 - 1) * i, 0] for i in range(1, 20_000)]}, "blobs": []}).encode()
     started = time.monotonic()

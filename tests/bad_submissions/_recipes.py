@@ -9,8 +9,8 @@ from pathlib import Path
 
 import nbformat
 
-from course import cells
-from course.submissions import with_answers
+from course.notebook import cells
+from course.fixtures import with_answers
 
 BAD_DIR = Path(__file__).resolve().parent
 

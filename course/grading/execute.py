@@ -1,0 +1,484 @@
+"""nbgrader's Execute step, run in a sandbox and hardened against bad submissions.
+
+`GuardedExecute` replaces `Execute` in `Autograde.autograde_preprocessors` (see
+`course.grading.worker`). For an honest notebook it gives the very outputs and scores that
+nbgrader's own Execute gives; what it adds only matters when something goes wrong:
+
+- the kernel starts in `course.grading.sandbox` (no network, no course files, limits);
+- a time limit for the whole notebook on top of nbgrader's per-cell `Execute.timeout`:
+  cells that would start after it are not run and get an error output instead;
+- a kernel that dies (`os._exit`, a crash, a limit) or stops answering fails the cell
+  that did it; a fresh kernel then silently re-runs the cells before it, so that later
+  cells are graded as usual instead of failing for lack of state;
+- more output than `output_per_cell` is dropped, with a note (tens of megabytes of
+  printout would otherwise end up in the autograded notebook and the feedback);
+- no test cell runs in the kernel: `course.grading.verdicts.judge` runs it in this process, against
+  the notebook's names served by the kernel, and writes its verdict into the cell's
+  outputs; nbgrader's SaveAutoGrades scores it from there as from any executed cell.
+
+Every failure it adds is an ordinary error output on the cell, so nbgrader's own
+SaveAutoGrades scores it zero, and its name (`ERROR_NAMES`) tells the report what happened.
+
+Failures that are not the student's are no score at all: a kernel (or its sandbox) that
+cannot start, and an instructor's locked cell that fails before any student cell ran (the
+setup cell cannot import torch or helpers), raise `InfrastructureFailure`, which stops
+the notebook; `course.grading.worker` then leaves the submission ungraded, to be tried again.
+What happened beyond the cells (such a failure, processes still running when the kernel
+ended) is written to `EVENTS_FILE` in the scratch folder, one JSON object a line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import socket
+import tempfile
+from pathlib import Path
+from queue import Empty
+from time import monotonic
+
+from jupyter_core.utils import ensure_async, run_sync
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import Execute
+from traitlets import Dict, Integer, List, Unicode, default
+
+from course.grading.sandbox import (
+    Sandbox,
+    kernel_manager_for,
+    kill_strays,
+    release_folder,
+)
+from course.grading.verdicts.judge import load_code, serve_code
+from course.grading.verdicts.remote import AnswerTimeout, KernelGone
+from course.grading.verdicts.zygote import JudgeFailed, JudgeServer, utf8_prefix
+
+KERNEL_DIED = "KernelDied"
+NOTEBOOK_TIMEOUT = "NotebookTimeout"
+NOT_RUN = "CellNotRun"
+OUTPUT_LOST = "OutputLost"
+NOTE = "[course grade: "     # starts the notes this module adds to a cell's output
+
+EVENTS_FILE = "events.jsonl"
+# Kinds of failure that are the grader's, not the student's (InfrastructureFailure.kind).
+KERNEL_START = "kernel-start"       # the kernel or its sandbox did not start
+SETUP_FAILED = "setup-failed"       # an instructor's cell failed before any student code ran
+LEFT_RUNNING = "left-running"       # an event: processes still running when the kernel ended
+JUDGE_FAILED = "judge-failed"       # the judge (course.grading.verdicts.zygote) could not start
+JUDGE_STOPPED = "JudgeStopped"      # a cell's error: the judge died or broke its protocol on the kernel's answers
+ERROR_NAMES = (KERNEL_DIED, NOTEBOOK_TIMEOUT, NOT_RUN, OUTPUT_LOST, JUDGE_STOPPED)
+
+
+class InfrastructureFailure(RuntimeError):
+    """The notebook could not be run for a reason that is not the student's (`kind` says which)."""
+
+    def __init__(self, kind: str, detail: str):
+        super().__init__(f"{kind}: {detail}")
+        self.kind, self.detail = kind, detail
+
+_REAP = ("import os\nwhile True:\n    try:\n        if os.waitpid(-1, os.WNOHANG)[0] == 0:\n            break\n"
+         "    except ChildProcessError:\n        break\n")
+_FREE_FRAMES = """
+def _course_free_frames():
+    import gc, inspect, types
+    suspended = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+    for frame in [o for o in gc.get_objects() if isinstance(o, types.FrameType)]:
+        if not frame.f_code.co_flags & suspended:
+            try:
+                frame.clear()
+                frame.f_locals      # re-syncs the locals dict IPython made, dropping what clear() freed
+            except RuntimeError:    # still running
+                pass
+    gc.collect()
+_course_free_frames()
+del _course_free_frames
+"""
+_PROCESS_LIMIT = re.compile(r"BlockingIOError|Resource temporarily unavailable|can't start new thread")
+_MEMORY_LIMIT = re.compile(r"MemoryError|can't allocate memory|cannot allocate memory|not enough memory", re.IGNORECASE)
+
+# Seconds a quiet request or the start of a test may take; a kernel slower than this is not answering.
+_QUIET_TIMEOUT = 20
+
+
+def _size(text) -> int:
+    """Bytes, not characters: a million emoji are four million bytes of notebook."""
+    return len(text.encode("utf-8", "surrogatepass")) if type(text) is str else 0
+
+
+_JUDGES: dict[str, JudgeServer] = {}     # this process's judge, for each sandbox it grades in
+
+
+def judge_server(sandbox: Sandbox) -> JudgeServer:
+    """The judge of this worker process for `sandbox` (one zygote serves every notebook the worker grades)."""
+    key = sandbox.to_json()
+    if key not in _JUDGES:
+        threads = int(dict(sandbox.env).get("OMP_NUM_THREADS", "1"))
+        _JUDGES[key] = JudgeServer(sandbox, threads)
+    return _JUDGES[key]
+
+
+def error_output(ename: str, evalue: str) -> NotebookNode:
+    return NotebookNode(output_type="error", ename=ename, evalue=evalue,
+                        traceback=[f"\x1b[0;31m{ename}\x1b[0m: {evalue}"])
+
+
+def is_test_cell(cell) -> bool:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+class GuardedExecute(Execute):
+    """nbgrader's Execute with a sandboxed kernel and the protections listed in the module docstring."""
+
+    sandbox_json = Unicode("", help="course.grading.sandbox.Sandbox.to_json(); empty: nbgrader's own kernel").tag(config=True)
+    scratch_dir = Unicode("", help="a folder for the kernel's home and sockets").tag(config=True)
+    notebook_timeout = Integer(900, help="seconds for all cells of a notebook together").tag(config=True)
+    output_per_cell = Integer(1 << 20, help="bytes of output kept per cell").tag(config=True)
+    max_restarts = Integer(3, help="kernel restarts per notebook before the remaining cells are given up").tag(config=True)
+    setup_cells = Dict(value_trait=List(Unicode()), help="for each notebook, the grade ids of its setup cells "
+                       "(the locked cells before its first other code cell, in the source's order): a failure "
+                       "there, with them run first and in that order, is the grader's").tag(config=True)
+
+    @default("shutdown_kernel")
+    def _end_at_once(self) -> str:
+        # Nothing a kernel does after the last cell counts (a student's atexit hook least of
+        # all), and a graceful end of a kernel that imported torch takes seconds in the sandbox.
+        return "immediate"
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        # The answer socket's folder: the grader's alone (the kernel sees it read-only), at a short path of its
+        # own whatever the scratch folder's length (a student id may be an e-mail address).
+        self._answers = Path(tempfile.mkdtemp(prefix="course-answers-"))
+        os.chmod(self._answers, 0o755)
+        self._sandbox = Sandbox.from_json(self.sandbox_json) if self.sandbox_json else Sandbox(bwrap=None)
+        if self.sandbox_json:
+            self.kernel_manager_class = kernel_manager_for(self._sandbox, Path(self.scratch_dir), self._answers)
+            if self._sandbox.limits.cell_timeout:
+                self.timeout = self._sandbox.limits.cell_timeout
+
+    # -- the notebook ---------------------------------------------------------------------------
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._deadline = monotonic() + self.notebook_timeout
+        self._ran: list[int] = []           # code cells executed so far, for a replay after a restart
+        self._restarts = 0
+        self._gave_up = ""                  # why no more cells run (no kernel)
+        self._output_bytes: dict[int, int] = {}
+        self._dropped: dict[int, int] = {}
+        self._judge = None                  # this notebook's judge (course.grading.verdicts.zygote), from the first test cell
+        self._judge_server = judge_server(self._sandbox)
+        self._student_ran = False           # has any cell that is not the instructor's alone started?
+        self._setup_left = list(self.setup_cells.get((resources or {}).get("unique_key", ""), []))
+        self.timeout_func = self._cell_timeout
+        try:
+            self._judge_server.start()      # it imports torch while the kernel starts
+        except JudgeFailed as error:
+            raise self._infrastructure(JUDGE_FAILED, str(error)) from error
+        try:
+            return super().preprocess(nb, resources, km)
+        finally:
+            if self._judge is not None:
+                self._judge.close()
+            shutil.rmtree(self._answers, ignore_errors=True)
+            if self.scratch_dir:
+                release_folder(Path(self.scratch_dir) / "run")
+
+    def _record(self, event: dict) -> None:
+        """Note `event` for course.grading.worker (see EVENTS_FILE)."""
+        if self.scratch_dir:
+            notebook = (getattr(self, "resources", None) or {}).get("unique_key", "")
+            with open(Path(self.scratch_dir) / EVENTS_FILE, "a") as f:
+                f.write(json.dumps({"notebook": notebook} | event) + "\n")
+
+    def _infrastructure(self, kind: str, detail: str) -> InfrastructureFailure:
+        self._record({"kind": kind, "detail": detail})
+        return InfrastructureFailure(kind, detail)
+
+    def _not_started(self, error: Exception) -> None:
+        """A kernel did not start: the grader's failure (raised as such) while no student code has run;
+        after that (a restart, see `_recover`) the notebook goes on without it, as for any lost kernel."""
+        if not self._student_ran:
+            raise self._infrastructure(KERNEL_START, f"{type(error).__name__}: {error}") from error
+
+    def _is_next_setup_cell(self, cell) -> bool:
+        """Is `cell` the next of the source's setup cells? Only they, first and in their order, run before
+        student code: a student who moves a locked cell (a demo that calls their function) ahead of the
+        setup, or reorders the setup cells, makes what fails there their own doing."""
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if self._setup_left and meta.get("locked") and meta.get("grade_id") == self._setup_left[0] \
+                and not meta.get("grade") and not meta.get("solution"):
+            self._setup_left.pop(0)
+            return True
+        return False
+
+    async def async_start_new_kernel(self, **kwargs):
+        try:
+            await super().async_start_new_kernel(**kwargs)
+        except Exception as error:
+            self._not_started(error)
+            raise
+
+    # nbclient binds its synchronous wrappers to its own coroutine; rebind to this one.
+    start_new_kernel = run_sync(async_start_new_kernel)
+
+    async def _async_cleanup_kernel(self) -> None:
+        km = self.km
+        await super()._async_cleanup_kernel()
+        left = getattr(km, "left_running", None)
+        if left:
+            self._record({"kind": LEFT_RUNNING, "count": left})
+
+    _cleanup_kernel = run_sync(_async_cleanup_kernel)
+
+    def _cell_timeout(self, cell) -> int:
+        remaining = max(1, math.ceil(self._deadline - monotonic()))     # up to the deadline, not short of it
+        return min(self.timeout, remaining) if self.timeout else remaining
+
+    async def async_start_new_kernel_client(self):
+        try:
+            kc = await super().async_start_new_kernel_client()
+        except Exception as error:
+            self._not_started(error)
+            raise
+        if await self._async_quiet(load_code(), timeout=120) is None:
+            await self._async_cleanup_kernel()
+            error = RuntimeError("the new kernel stopped answering before any cell ran")
+            self._not_started(error)
+            raise error
+        return kc
+
+    # nbclient binds its synchronous wrappers to its own coroutine; rebind to this one.
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type != "code" or not cell.source.strip():
+            return super().preprocess_cell(cell, resources, index)
+        if self._gave_up or monotonic() >= self._deadline:
+            reason = self._gave_up or f"the notebook ran past its {self.notebook_timeout} s limit before this cell"
+            cell.outputs = [error_output(NOT_RUN if self._gave_up else NOTEBOOK_TIMEOUT, reason)]
+            cell.execution_count = None
+            return cell, self.resources
+        if is_test_cell(cell):
+            self._student_ran = True
+            return self._test_outside(cell, index)
+        grader_only = not self._student_ran and self._is_next_setup_cell(cell)
+        self._student_ran = self._student_ran or not grader_only
+        try:
+            cell, _ = super().preprocess_cell(cell, resources, index)
+        except DeadKernelError as error:
+            if grader_only:
+                raise self._infrastructure(SETUP_FAILED, f"cell {index + 1}: the kernel died") from error
+            cell.outputs.append(error_output(KERNEL_DIED, "the kernel died while running this cell "
+                                                          "(os._exit, a crash, or a resource limit)"))
+            self._recover(index)
+            return cell, self.resources
+        except CellTimeoutError:    # nbclient's IOPub timeout: the reply came, the output never finished
+            cell.outputs.append(error_output(OUTPUT_LOST, "the kernel answered but never finished sending "
+                                                          "this cell's output"))
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        if grader_only and errors:
+            raise self._infrastructure(SETUP_FAILED, f"cell {index + 1}: {errors[0].get('ename')}: "
+                                                     f"{str(errors[0].get('evalue'))[:200]}")
+        if not errors:
+            self._ran.append(index)     # only cells that completed are re-run after a restart
+        self._note_dropped(cell, index)
+        self._after_errors(cell, index, errors)
+        if any(o.get("ename") in ("CellTimeoutError", OUTPUT_LOST) for o in cell.outputs if o.output_type == "error"):
+            if not self._responsive():      # the interrupt did not stop it
+                self._recover(index)
+                return cell, self.resources
+        return cell, self.resources
+
+    def _after_errors(self, cell, index: int, errors) -> None:
+        """Undo what a failed cell left behind that would break the cells after it."""
+        text = " ".join(f"{e.get('ename')}: {e.get('evalue')}" for e in errors)
+        if _PROCESS_LIMIT.search(text) or OUTPUT_LOST in text:
+            # A fork bomb's children are copies of this kernel holding its sockets and the
+            # process budget (lost output is their doing too): end them, the kernel carries on.
+            launcher = getattr(getattr(self.km, "provisioner", None), "pid", None)
+            stopped = kill_strays(launcher) if launcher else 0
+            if stopped:
+                cell.outputs.append(NotebookNode(output_type="stream", name="stdout",
+                                                 text=f"\n{NOTE}{stopped} processes this cell left "
+                                                      "running were stopped]\n"))
+            # The kernel must reap them (a zombie still counts against the process limit), and
+            # may not have survived the process limit itself.
+            if run_sync(self._async_quiet)(_REAP) is None:
+                cell.outputs.append(error_output(KERNEL_DIED, "the kernel died after this cell hit the process limit"))
+                self._recover(index)
+        if _MEMORY_LIMIT.search(text):
+            # IPython keeps the failed cell's finished frames (for %debug and its tracebacks),
+            # and so the memory it grabbed: at the cap every later cell would fail. Empty them.
+            run_sync(self._async_quiet)(_FREE_FRAMES)
+
+    # -- test cells outside the kernel -----------------------------------------------------------
+
+    def _test_outside(self, cell, index: int):
+        """Run test `cell` here (course.grading.verdicts.judge), the notebook's names served by the kernel."""
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", f"cell {index + 1}")
+        path = self._answers / "s"
+        path.unlink(missing_ok=True)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            listener.bind(str(path))
+            os.chmod(path, 0o777)       # the kernel runs as a uid of its own (the folder is the grader's alone)
+            listener.listen(1)
+            msg_id = self.kc.execute(serve_code(str(path)), silent=False, store_history=False, allow_stdin=False,
+                                     stop_on_error=False)
+            deadline = monotonic() + self._cell_timeout(cell)
+            listener.settimeout(min(_QUIET_TIMEOUT, max(1.0, deadline - monotonic())))
+            try:
+                sock, _ = listener.accept()
+            except socket.timeout:
+                sock = None
+        finally:
+            listener.close()
+            path.unlink(missing_ok=True)
+        if sock is None:
+            outputs, failure = [], KernelGone("the kernel did not start serving the test")
+        else:
+            with sock:
+                try:
+                    if self._judge is None:
+                        self._judge = self._judge_server.open_notebook()
+                except JudgeFailed as error:     # it could not start: the grader's failure
+                    raise self._infrastructure(JUDGE_FAILED, f"{grade_id}: {error}") from error
+                try:
+                    outputs, failure = self._judge.run(cell.source, f"<test cell {grade_id}>", sock,
+                                                       max(1.0, deadline - monotonic()))
+                except JudgeFailed as error:
+                    # A judge that was ready and fails on this test failed on what the kernel answered: the
+                    # cell fails; the next test cell gets a fresh judge (names earlier tests made are gone).
+                    self._judge = None
+                    outputs, failure = [error_output(JUDGE_STOPPED, f"the judge stopped on this test's answers "
+                                                                    f"({error})")], None
+        if isinstance(failure, AnswerTimeout):
+            run_sync(self.km.interrupt_kernel)()
+        printed = run_sync(self._async_printed)(msg_id, index, timeout=_QUIET_TIMEOUT)
+        cell.outputs = printed + outputs
+        cell.execution_count = None
+        self._note_dropped(cell, index)
+        if failure is not None:
+            if isinstance(failure, AnswerTimeout):
+                cell.outputs.append(error_output("CellTimeoutError", f"the test ran past its {self.timeout} s: "
+                                                                     f"{failure}"))
+            else:
+                cell.outputs.append(error_output(KERNEL_DIED, f"{failure} (os._exit, a crash, or a resource limit)"))
+            if not self._responsive():
+                self._recover(index)
+        return cell, self.resources
+
+    async def _async_printed(self, msg_id: str, index: int, timeout: float) -> list:
+        """What the student's code printed while serving the test (streams only: no result, no error,
+        nothing nbgrader would score), until the kernel is idle again."""
+        printed: list = []
+        deadline = monotonic() + timeout
+        used = 0
+        while monotonic() < deadline:
+            try:
+                msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=min(1.0, deadline - monotonic())))
+            except Empty:
+                if not await ensure_async(self.kc.is_alive()):
+                    break
+                continue
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle":
+                break
+            if msg["msg_type"] == "stream":
+                text = msg["content"].get("text", "")
+                size, room = _size(text), self.output_per_cell - used
+                if size > room:
+                    self._dropped[index] = self._dropped.get(index, 0) + size - max(room, 0)
+                    text = utf8_prefix(text, max(room, 0))
+                used += _size(text)
+                if text:
+                    printed.append(NotebookNode(output_type="stream", name=msg["content"].get("name", "stdout"),
+                                                text=text))
+        return printed
+
+    def _responsive(self) -> bool:
+        return run_sync(self._async_quiet)("pass") is not None
+
+    async def _async_quiet(self, code: str, expressions: dict | None = None, silent: bool = True,
+                           timeout: float = _QUIET_TIMEOUT) -> dict | None:
+        """Run `code` without history or recorded output; the reply's content, or None if none came."""
+        if self.kc is None:
+            return None
+        msg_id = self.kc.execute(code, silent=silent, store_history=False, user_expressions=expressions or {},
+                                 allow_stdin=False, stop_on_error=False)
+        deadline = monotonic() + timeout
+        while monotonic() < deadline:
+            try:
+                msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=min(1.0, deadline - monotonic())))
+            except Empty:
+                if not await ensure_async(self.kc.is_alive()):
+                    return None
+                continue
+            if msg["parent_header"].get("msg_id") == msg_id:
+                return msg["content"]
+        return None
+
+    # -- a dead or stuck kernel --------------------------------------------------------------------
+
+    def _recover(self, index: int) -> None:
+        """A fresh kernel that has silently re-run the cells before `index` (not `index` itself)."""
+        self._restarts += 1
+        if self._restarts > self.max_restarts:
+            self._gave_up = f"the kernel was lost {self.max_restarts} times; the rest of the notebook was not run"
+            return
+        try:
+            run_sync(self._async_restart)()
+        except Exception as error:  # noqa: BLE001 - whatever stops a restart, the notebook is still graded
+            self._gave_up = f"the kernel could not be restarted ({type(error).__name__}: {error})"
+            return
+        for earlier in self._ran:
+            if earlier == index or monotonic() >= self._deadline:
+                continue
+            reply = run_sync(self._async_quiet)(self.nb.cells[earlier].source,
+                                                timeout=self._cell_timeout(self.nb.cells[earlier]))
+            if reply is None:
+                self._gave_up = "the kernel was lost again while re-running the cells before the one that killed it"
+                return
+
+    async def _async_restart(self) -> None:
+        launcher = getattr(getattr(self.km, "provisioner", None), "pid", None)
+        if launcher:
+            kill_strays(launcher)
+        await self._async_cleanup_kernel()
+        self.km = self.create_kernel_manager()
+        await self.async_start_new_kernel()
+        await self.async_start_new_kernel_client()
+
+    # -- output limit --------------------------------------------------------------------------------
+
+    def output(self, outs, msg, display_id, cell_index):
+        msg_type = msg["msg_type"]
+        if msg_type in ("stream", "display_data", "execute_result", "update_display_data"):
+            content = msg["content"]
+            size = _size(content.get("text", "")) + len(json.dumps(content.get("data", {})))     # ASCII-escaped
+            used = self._output_bytes.get(cell_index, 0)
+            room = self.output_per_cell - used
+            if size > room:
+                if msg_type == "stream" and room > 0:
+                    # Keep the start of the stream: a warning or error at its top still counts.
+                    content["text"] = utf8_prefix(content["text"], room)
+                    self._output_bytes[cell_index] = self.output_per_cell
+                    self._dropped[cell_index] = self._dropped.get(cell_index, 0) + size - room
+                    return super().output(outs, msg, display_id, cell_index)
+                self._dropped[cell_index] = self._dropped.get(cell_index, 0) + size
+                return None
+            self._output_bytes[cell_index] = used + size
+        return super().output(outs, msg, display_id, cell_index)
+
+    def _note_dropped(self, cell, index: int) -> None:
+        dropped = self._dropped.get(index)
+        if dropped:
+            cell.outputs.append(NotebookNode(
+                output_type="stream", name="stdout",
+                text=f"\n{NOTE}{dropped} more bytes of output were dropped: "
+                     f"each cell keeps at most {self.output_per_cell} bytes]\n"))

@@ -1,0 +1,155 @@
+"""A static scan of the code a student handed in, for the report: `suspicious_code`.
+
+No test runs in the student's kernel (`course.grading.verdicts.judge`): nothing a notebook replaces,
+hooks or reads there can change a verdict. A cell that tries (replaces something the tests
+use, reads the call stack or the kernel's insides, fakes its class) still deserves a TA's
+look, and its feedback is held back: the report names it as "looks like tampering".
+"""
+
+from __future__ import annotations
+
+import ast
+
+_TAMPER_MODULE_ROOTS = {"torch", "builtins", "helpers", "math", "numpy", "np", "unittest", "mock", "sys", "nn", "F"}
+_SUSPICIOUS_CALLS = {
+    ("sys", "settrace"): "installs a trace function",
+    ("sys", "setprofile"): "installs a profile function",
+    ("gc", "get_objects"): "walks every object in memory",
+    ("gc", "get_referrers"): "walks the references of objects",
+    ("sys", "_getframe"): "reads the caller's frame",
+    ("inspect", "currentframe"): "reads the caller's frame",
+    ("inspect", "stack"): "reads the call stack",
+    ("importlib", "reload"): "reloads a module",
+    ("signal", "alarm"): "schedules a signal for later (it may strike in another cell)",
+    ("signal", "setitimer"): "schedules a signal for later (it may strike in another cell)",
+    ("os", "symlink"): "makes a symbolic link",
+    ("os", "link"): "makes a hard link",
+    ("os", "mkfifo"): "makes a named pipe",
+    ("os", "mknod"): "makes a special file",
+}
+# pathlib's ways to the same: any object's method of that name.
+_SUSPICIOUS_METHODS = {"symlink_to": "makes a symbolic link", "hardlink_to": "makes a hard link",
+                       "link_to": "makes a hard link"}
+# What loads a module under a name of the cell's choosing (an alias a replacement can go through).
+_MODULE_GETTERS = {"importlib.import_module", "__import__", "sys.modules.get"}
+# The grader's answer server in the kernel (course.grading.kernel.answer_server): patched, it forges what the kernel reports.
+_SERVER_NAMES = ("_course_answers", "_course_serve", "_SERVERS")
+
+
+# Attributes whose assignment changes what a function does while it stays the same object.
+_FUNCTION_INNARDS = {"__code__", "__defaults__", "__kwdefaults__", "__globals__", "__module__", "__class__"}
+# Methods through which objects answer torch's or numpy's operations (allclose, ==) themselves.
+_OWN_OPERATORS = {
+    "__torch_function__": "overrides torch functions for its own tensors (__torch_function__)",
+    "__torch_dispatch__": "overrides torch's operators (__torch_dispatch__)",
+    "__array_ufunc__": "overrides numpy's operations for its own arrays (__array_ufunc__)",
+    "__array_function__": "overrides numpy's functions for its own arrays (__array_function__)",
+}
+# The cell history, where the hidden tests that already ran can be read back.
+_HISTORY = {"In", "Out", "_ih", "_oh", "_i", "_ii", "_iii"}
+# IPython's and ipykernel's insides: no exercise needs them.
+_KERNEL_INTERNALS = {"session", "get_parent", "parent_header", "_parent_header", "input_transformers_post",
+                     "input_transformers_cleanup", "ast_transformers", "showtraceback", "run_cell", "run_cell_async",
+                     "run_ast_nodes", "excepthook"}
+
+
+def suspicious_code(source: str) -> list[str]:
+    """Why `source` (a student's cell) looks like it tampers with the grading; empty if it does not."""
+    tree = _parse(source)
+    if tree is None:
+        return []
+    reasons = []
+    roots = _TAMPER_MODULE_ROOTS | _aliases(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(n in node.value for n in _SERVER_NAMES) \
+                or isinstance(node, ast.Name) and node.id.startswith(_SERVER_NAMES) \
+                or isinstance(node, ast.Attribute) and node.attr.startswith(_SERVER_NAMES):
+            reasons.append("reaches into the grader's answer server in the kernel")
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            # Setting a flag such as torch.backends.cudnn.benchmark = True replaces nothing.
+            flag = isinstance(getattr(node, "value", None), ast.Constant)
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            for target in targets:
+                dotted = _dotted(target)
+                if isinstance(target, ast.Attribute) and target.attr in _FUNCTION_INNARDS:
+                    reasons.append(f"replaces the {target.attr} of {_dotted(target.value) or 'an object'}")
+                if flag:
+                    continue
+                if isinstance(target, ast.Attribute) and dotted and dotted.split(".")[0] in roots:
+                    reasons.append(f"replaces {dotted}")
+                if isinstance(target, ast.Subscript) and _dotted(target.value) in ("sys.modules", "__builtins__"):
+                    reasons.append(f"changes {_dotted(target.value)}")
+                if isinstance(target, ast.Subscript) and _dotted(target.value) in ("globals", "vars", "locals"):
+                    reasons.append("rebinds names through globals()")
+        elif isinstance(node, ast.Call):
+            func = _dotted(node.func)
+            if func in ("setattr", "delattr") and node.args:
+                owner = _dotted(node.args[0])
+                if owner and owner.split(".")[0] in roots:
+                    reasons.append(f"{func} on {owner}")
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _SUSPICIOUS_METHODS:
+                reasons.append(_SUSPICIOUS_METHODS[node.func.attr])
+            if func and "." in func:
+                module, _, attr = func.rpartition(".")
+                if (module.split(".")[-1], attr) in _SUSPICIOUS_CALLS:
+                    reasons.append(_SUSPICIOUS_CALLS[(module.split(".")[-1], attr)])
+            if func and func.endswith(("input_transformers_cleanup.append", "input_transformers_post.append",
+                                       "ast_transformers.append", "input_transformers_cleanup.insert",
+                                       "input_transformers_post.insert", "ast_transformers.insert",
+                                       "events.register")):
+                reasons.append("hooks into IPython's cell execution")
+        elif isinstance(node, ast.Name) and node.id == "__builtins__":
+            reasons.append("uses __builtins__")
+        elif isinstance(node, ast.Name) and node.id in _HISTORY:
+            reasons.append(f"reads the executed cells ({node.id})")
+        elif isinstance(node, ast.Attribute) and node.attr in _KERNEL_INTERNALS:
+            reasons.append(f"reaches into IPython's machinery (.{node.attr})")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in _OWN_OPERATORS:
+            reasons.append(_OWN_OPERATORS[node.name])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__class__":
+            reasons.append("claims to be of another class (__class__)")
+    return sorted(set(reasons))
+
+
+def _aliases(tree: ast.Module) -> set[str]:
+    """Names the cell binds to a module of those tests use (`import helpers.probes_devices as probes`,
+    `m = sys.modules["torch"]`): replacing something through them is replacing it in the module."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            module = node.module or "" if isinstance(node, ast.ImportFrom) else ""
+            for alias in node.names:
+                full = f"{module}.{alias.name}" if module else alias.name
+                if full.split(".")[0] in _TAMPER_MODULE_ROOTS and alias.asname:
+                    found.add(alias.asname)
+                elif module.split(".")[0] in _TAMPER_MODULE_ROOTS and module:
+                    found.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Assign) and (
+                isinstance(node.value, ast.Subscript) and _dotted(node.value.value) == "sys.modules"
+                or isinstance(node.value, ast.Call) and _dotted(node.value.func) in _MODULE_GETTERS):
+            found |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return found
+
+
+def _dotted(node) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    if isinstance(node, ast.Call):
+        return _dotted(node.func)
+    return None
+
+
+def _parse(source: str) -> ast.Module | None:
+    """A cell's syntax tree, or None for a cell that is not Python (a student's typo)."""
+    try:
+        return ast.parse(_without_magics(source))
+    except SyntaxError:
+        return None
+
+
+def _without_magics(source: str) -> str:
+    """IPython magics and shell escapes are not Python; blank them out before parsing."""
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())

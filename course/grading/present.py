@@ -1,0 +1,264 @@
+"""What went wrong with a submission, one line per problem, and the class table.
+
+A submission is looked at three ways: the notebook as handed in (`submission_problems`:
+missing, renamed, unreadable, graded cells deleted, duplicated, retyped, edited, code
+that looks like tampering), nbgrader's own verdict and the autograded notebook
+(`run_problems`: nbgrader refused it; what the sandbox and `GuardedExecute` stopped: time
+and memory limits, a dead kernel, the network, files outside the notebook's folder,
+replaced test machinery).
+Wrong answers are not problems: the scores show them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+
+from course.grading import integrity
+from course.grading.execute import (
+    JUDGE_STOPPED,
+    KERNEL_DIED,
+    NOT_RUN,
+    NOTE,
+    NOTEBOOK_TIMEOUT,
+    OUTPUT_LOST,
+    is_test_cell,
+)
+from course.notebook.cells import HIDDEN_NOTE, without_hidden
+
+_NETWORK = re.compile(r"Network is unreachable|name resolution|Name or service not known|"
+                      r"No address associated|Connection refused|\[Errno (101|99|-2|-3)\]")
+_FILES = re.compile(r"No such file or directory|Permission denied|Read-only file system|"
+                    r"unable to open database|readonly database")
+
+TAMPERING = "looks like tampering with the grading"     # what the static scan says of a cell
+
+
+def _nbgrader_meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def _lines(source: str) -> list[str]:
+    return [line.strip() for line in source.splitlines() if line.strip()]
+
+
+def _released_lines(source: str) -> list[str]:
+    """The lines a student's copy of a test cell has: nbgrader's release drops the hidden region."""
+    return [line for line in _lines(without_hidden(source)) if line != HIDDEN_NOTE]
+
+
+def submission_problems(submitted: Path, template_db: str, assignment: str,
+                        handed_in_folder: Path | None = None) -> list[tuple[str, str]]:
+    """[(where, what)] about the notebooks in `submitted`: missing, unreadable, graded cells broken, tampering.
+    `handed_in_folder` (default `submitted`): where to look for the notebooks handed in under other names."""
+    from nbgrader.api import Gradebook
+
+    problems: list[tuple[str, str]] = []
+    with Gradebook(f"sqlite:///{template_db}") as gb:
+        expected = {nb.name: nb for nb in gb.find_assignment(assignment).notebooks}
+        folder = handed_in_folder or submitted
+        handed_in = sorted(p.name for p in folder.glob("*.ipynb")) if folder.is_dir() else []
+        for name, definition in sorted(expected.items()):
+            path = submitted / f"{name}.ipynb"
+            if not path.is_file():
+                others = [n for n in handed_in if n != f"{name}.ipynb"]
+                hint = f" (handed in instead: {', '.join(others)}; renamed?)" if others else ""
+                problems.append((f"{name}.ipynb", f"notebook missing{hint}: scored zero"))
+                continue
+            try:
+                nb = nbformat.read(str(path), as_version=4)
+            except Exception as error:  # noqa: BLE001 - anything that is not a notebook
+                problems.append((f"{name}.ipynb", f"not a readable notebook ({type(error).__name__}: "
+                                                  f"{_first_line(str(error))}): scored zero"))
+                continue
+            problems += _structure(nb, definition, f"{name}.ipynb")
+    return _dedupe(problems)
+
+
+def run_problems(run: dict | None, autograded: Path | None, explained: bool = False) -> list[tuple[str, str]]:
+    """[(where, what)] from nbgrader's verdict and the autograded notebooks.
+
+    `explained`: the submission's own problems already say why nbgrader could not grade it.
+    """
+    problems: list[tuple[str, str]] = []
+    if run is not None and not run.get("success") and not explained:
+        problems.append(("nbgrader", "nbgrader could not grade this submission: " + nbgrader_error(run)))
+    if autograded is not None:
+        for path in sorted(autograded.glob("*.ipynb")):
+            problems += _execution(nbformat.read(str(path), as_version=4), path.name)
+    return _dedupe(problems)
+
+
+def _structure(nb, definition, where: str) -> list[tuple[str, str]]:
+    """Graded cells deleted, duplicated, retyped or edited; student cells that look like tampering."""
+    problems = []
+    source_cells = {c.name: c for c in definition.source_cells}
+    graded = {c.name for c in definition.grade_cells} | {c.name for c in definition.solution_cells} \
+        | {c.name for c in definition.task_cells}
+    known = graded | set(source_cells)
+    seen: dict[str, list[int]] = {}
+    for i, cell in enumerate(nb.cells, 1):
+        gid = _nbgrader_meta(cell).get("grade_id")
+        if gid:
+            seen.setdefault(gid, []).append(i)
+    for gid in sorted(known):
+        where_cells = seen.get(gid, [])
+        locked = gid in source_cells and source_cells[gid].locked
+        if not where_cells and locked:      # course.grading.worker puts the instructor's cell back
+            what = "graded cell" if gid in graded else "locked cell"
+            problems.append((where, f"{what} '{gid}' was deleted; graded with the original put back"))
+        elif not where_cells and gid in graded:
+            problems.append((where, f"graded cell '{gid}' was deleted: it scores zero"))
+        elif len(where_cells) > 1:
+            problems.append((where, f"graded cell '{gid}' appears {len(where_cells)} times "
+                                    f"(cells {', '.join(map(str, where_cells))})"))
+    for gid, where_cells in sorted(seen.items()):
+        if gid not in known:
+            problems.append((where, f"cell {where_cells[0]} carries grade id '{gid}', which this assignment "
+                                    "does not have"))
+    for i, cell in enumerate(nb.cells, 1):
+        gid = _nbgrader_meta(cell).get("grade_id")
+        original = source_cells.get(gid)
+        if original is not None:
+            if cell.cell_type != original.cell_type:
+                problems.append((where, f"graded cell '{gid}' was changed from {original.cell_type} "
+                                        f"to {cell.cell_type}"))
+            elif original.locked and _lines(cell.source) not in (_released_lines(original.source),
+                                                                 _lines(original.source)):
+                problems.append((where, f"locked cell '{gid}' was edited (nbgrader grades the original instead)"))
+        if cell.cell_type == "code" and not (original is not None and original.locked):
+            reasons = integrity.suspicious_code(cell.source)
+            if reasons:
+                label = f"cell {i}" + (f" ({gid})" if gid else "")
+                problems.append((where, f"{label} {TAMPERING}: {'; '.join(reasons)}"))
+    return problems
+
+
+def _execution(nb, where: str) -> list[tuple[str, str]]:
+    """What the sandbox and the guarded executor stopped, read from the autograded notebook."""
+    problems = []
+    not_run = []
+    for i, cell in enumerate(nb.cells, 1):
+        if cell.cell_type != "code":
+            continue
+        label = f"cell {i}" + (f" ({_nbgrader_meta(cell).get('grade_id')})" if _nbgrader_meta(cell).get("grade_id") else "")
+        test = is_test_cell(cell)
+        for output in cell.get("outputs", []):
+            text = output.get("text", "") if output.output_type == "stream" else ""
+            if NOTE in text:
+                dropped = re.search(r"(\d+) more bytes of output were dropped", text)
+                stopped = re.search(r"(\d+) processes this cell left running were stopped", text)
+                if dropped:
+                    problems.append((where, f"{label}: printed too much; "
+                                            f"{int(dropped.group(1)) / 2**20:.1f} MB of output dropped"))
+                if stopped:
+                    problems.append((where, f"{label}: left {stopped.group(1)} processes running "
+                                            "(a fork bomb?); they were stopped"))
+            if output.output_type != "error":
+                continue
+            line = _classify(output.ename, output.evalue, test)
+            if output.ename in (NOT_RUN, NOTEBOOK_TIMEOUT) and not_run:
+                not_run.append(i)
+                continue
+            if output.ename in (NOT_RUN, NOTEBOOK_TIMEOUT):
+                not_run.append(i)
+            if line:
+                problems.append((where, f"{label}: {line}"))
+    if len(not_run) > 1:
+        problems.append((where, f"{len(not_run)} cells from cell {not_run[0]} on were not run"))
+    return problems
+
+
+def _classify(ename: str, evalue: str, test: bool) -> str | None:
+    text = f"{ename}: {evalue}"
+    if ename == KERNEL_DIED:
+        return "the kernel died here (os._exit, a crash or a resource limit); the cells before it were re-run in a fresh kernel"
+    if ename == NOTEBOOK_TIMEOUT:
+        return f"notebook time limit reached ({evalue})"
+    if ename == NOT_RUN:
+        return f"not run: {evalue}"
+    if ename == OUTPUT_LOST:
+        return "its output never finished arriving (messages from the kernel were lost)"
+    if ename == JUDGE_STOPPED:
+        return f"the test's judge stopped on what the notebook answered ({_first_line(evalue)})"
+    if ename == "CellTimeoutError":
+        return "ran past the time limit for one cell and was interrupted"
+    if ename == "MemoryError" or re.search(r"can't allocate memory|cannot allocate memory|not enough memory",
+                                           evalue, re.IGNORECASE):
+        return f"memory limit reached ({_first_line(text)})"
+    if ename == "BlockingIOError" or "Resource temporarily unavailable" in evalue or "can't start new thread" in evalue:
+        return f"process limit reached ({_first_line(text)})"
+    if ename == "SystemExit":
+        return "called sys.exit() (the cell fails; grading went on)"
+    if _NETWORK.search(text):
+        return f"tried to use the network, which the sandbox does not have ({_first_line(text)})"
+    if _FILES.search(text) and not test:
+        return f"file access failed, as the sandbox shows only a copy of the submission's other files ({_first_line(text)})"
+    if test or ename in ("NotImplementedError", "KeyboardInterrupt"):
+        return None         # a wrong or missing answer, or the interrupt behind a timeout: the score says it
+    return _first_line(text)
+
+
+def nbgrader_error(run: dict) -> str:
+    """The error behind a failed nbgrader run, in one line."""
+    for text in (run.get("log") or "", run.get("error") or ""):
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        causes = [line for line in lines if re.match(r"^[\w.]+(Error|Exception|Exit)\b:?", line)
+                  and "NbGraderException" not in line]
+        if causes:
+            return _first_line(causes[-1])
+    return "no message"
+
+
+def _first_line(text: str, width: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= width else line[: width - 3] + "..."
+
+
+def _dedupe(problems):
+    seen, out = set(), []
+    for p in problems:
+        if p not in seen:
+            seen.add(p)
+            out.append(p)
+    return out
+
+
+# -- presenting ----------------------------------------------------------------------------------
+
+def table(rows: dict[str, dict[str, tuple[float, float] | None]], assignments: list[str],
+          flagged: set[tuple[str, str]]) -> str:
+    """The per-student table: score/max per assignment and the total; '!' marks a submission with problems."""
+    short = [a.split("_")[0] if a[:2].isdigit() else a for a in assignments]
+    header = ["student", *short, "total"]
+    lines = []
+    for student in sorted(rows):
+        cells, got, most = [student], 0.0, 0.0
+        for a in assignments:
+            value = rows[student].get(a)
+            if value is None:
+                cells.append("-")
+                continue
+            score, max_score = value
+            got, most = got + score, most + max_score
+            cells.append(f"{_num(score)}/{_num(max_score)}" + ("!" if (student, a) in flagged else ""))
+        cells.append(f"{_num(got)}/{_num(most)}")
+        lines.append(cells)
+    widths = [max(len(str(r[i])) for r in [header, *lines]) for i in range(len(header))]
+    fmt = lambda r: "  ".join(str(v).ljust(w) if i == 0 else str(v).rjust(w) for i, (v, w) in enumerate(zip(r, widths)))
+    return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, lines)])
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+def problem_lines(problems: dict[tuple[str, str], list[tuple[str, str]]]) -> list[str]:
+    """One line per problem: student, assignment, where, what."""
+    out = []
+    for (student, assignment), found in sorted(problems.items()):
+        for where, what in found:
+            out.append(f"{student} / {assignment} / {where}: {what}")
+    return out

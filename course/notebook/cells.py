@@ -1,0 +1,90 @@
+"""Reading nbgrader's cell metadata and the solution / hidden-test markers."""
+
+import nbformat
+
+SOLUTION_BEGIN, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+MARKERS = (SOLUTION_BEGIN, SOLUTION_END, HIDDEN_BEGIN, HIDDEN_END)
+HIDDEN_NOTE = "# (hidden tests: not shown)"     # what stands where hidden tests were cut out
+
+
+def read(path) -> nbformat.NotebookNode:
+    return nbformat.read(str(path), as_version=4)
+
+
+def nbgrader_meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def grade_id(cell) -> str | None:
+    return nbgrader_meta(cell).get("grade_id")
+
+
+def is_solution(cell) -> bool:
+    return bool(nbgrader_meta(cell).get("solution"))
+
+
+def is_test(cell) -> bool:
+    """A graded, non-solution code cell: the autograder's tests."""
+    meta = nbgrader_meta(cell)
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def classify_lines(source: str):
+    """Yield (line, is_secret) for each non-marker line: secret lines are solution or hidden-test code."""
+    inside = None
+    for line in source.splitlines():
+        stripped = line.strip()
+        if stripped in (SOLUTION_BEGIN, HIDDEN_BEGIN):
+            inside = stripped
+        elif stripped in (SOLUTION_END, HIDDEN_END):
+            inside = None
+        else:
+            yield line, inside is not None
+
+
+def without_markers(source: str) -> str:
+    """`source` with the marker lines removed: the reference solution as a student would write it."""
+    return "\n".join(line for line in source.splitlines() if line.strip() not in MARKERS)
+
+
+def solution_code(cell) -> str:
+    """The code a solution cell holds once its markers are gone (used for reference answers)."""
+    return without_markers(cell.source)
+
+
+def cells_by_grade_id(nb) -> dict[str, object]:
+    return {grade_id(c): c for c in nb.cells if grade_id(c)}
+
+
+def exercise_of(test_id: str, exercises) -> str | None:
+    """Which exercise a test cell grades: test_<name> or test_<name>_<aspect>.
+
+    The longest matching name wins, so `test_train_one_epoch` belongs to `train_one_epoch`
+    even when an exercise called `train` exists too.
+    """
+    owners = [e for e in exercises if test_id == f"test_{e}" or test_id.startswith(f"test_{e}_")]
+    return max(owners, key=len) if owners else None
+
+
+def exercises(nb) -> list[str]:
+    """The grade ids of the solution code cells, in notebook order."""
+    return [grade_id(c) for c in nb.cells if is_solution(c) and c.cell_type == "code"]
+
+
+def without_hidden(source: str) -> str:
+    """`source` with each hidden-test region replaced by one HIDDEN_NOTE line.
+
+    Self-contained (no names but the markers): `course.grading.integrity` runs it in student kernels.
+    """
+    out, inside = [], False
+    for line in source.splitlines():
+        stripped = line.strip()
+        if stripped == HIDDEN_BEGIN:
+            inside = True
+            out.append(line[: len(line) - len(line.lstrip())] + HIDDEN_NOTE)
+        elif stripped == HIDDEN_END:
+            inside = False
+        elif not inside:
+            out.append(line)
+    return "\n".join(out)

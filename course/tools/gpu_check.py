@@ -1,0 +1,155 @@
+"""`course gpu-check`: verify the reference notebooks on a CUDA GPU and measure what the course teaches.
+
+On a machine without CUDA it says so, runs nothing and leaves docs/gpu-report.md as it is:
+a report must only ever hold figures that were measured.
+"""
+
+import datetime
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from course.checkout import Course
+
+REPORT = Path("docs") / "gpu-report.md"
+
+
+def gpu_identity() -> dict:
+    import torch
+
+    props = torch.cuda.get_device_properties(0)
+    try:
+        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                capture_output=True, text=True, timeout=30).stdout.strip().splitlines()[0]
+    except (OSError, IndexError, subprocess.TimeoutExpired):
+        driver = "unknown (nvidia-smi not available)"
+    return {"gpu": props.name, "memory_gib": props.total_memory / 2**30, "gpu_count": torch.cuda.device_count(),
+            "driver": driver, "torch": torch.__version__, "cuda": torch.version.cuda}
+
+
+def nbval_on_gpu(course: Course, say) -> list[dict]:
+    """pytest --nbval on each reference notebook, with the GPU visible; pass/fail and run time."""
+    results = []
+    for assignment in course.assignments():
+        notebook = course.reference_notebook(assignment)
+        say(f"nbval on CUDA: {notebook.relative_to(course.root)} ...", flush=True)
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "pytest", str(notebook), "-p", "no:xdist", "-p", "no:cacheprovider",
+                               "-o", "addopts=", "--nbval", "-q"], cwd=course.root, capture_output=True, text=True)
+        tail = (proc.stdout.strip().splitlines() or [""])[-1]
+        results.append({"notebook": assignment, "passed": proc.returncode == 0, "summary": tail,
+                        "seconds": time.perf_counter() - start})
+    return results
+
+
+def memory_and_speed(steps: int = 20) -> list[dict]:
+    """Notebook 03's model and batch: peak bytes and step time in float32, float16 and bfloat16 autocast."""
+    import torch
+    from torch import nn
+
+    from helpers.memory import memory_demo_batch, memory_demo_model
+
+    rows = []
+    x, y = memory_demo_batch("cuda")
+    loss_fn = nn.CrossEntropyLoss()
+    for label, dtype in (("float32", None), ("float16 autocast", torch.float16), ("bfloat16 autocast", torch.bfloat16)):
+        model = memory_demo_model().cuda()
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()   # the peak of one forward and backward pass
+        with torch.autocast("cuda", dtype=dtype or torch.float32, enabled=dtype is not None):
+            loss = loss_fn(model(x), y)
+        loss.backward()
+        peak = torch.cuda.max_memory_allocated()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        scaler = torch.amp.GradScaler("cuda", enabled=dtype == torch.float16)
+        autocast = torch.autocast("cuda", dtype=dtype or torch.float32, enabled=dtype is not None)
+
+        def step():
+            optimizer.zero_grad(set_to_none=True)
+            with autocast:
+                loss = loss_fn(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+
+        for _ in range(3):  # warm-up: kernels chosen, caches filled
+            step()
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+        rows.append({"mode": label, "peak_bytes": peak, "peak_above_start_bytes": peak - before,
+                     "step_ms": 1000 * (time.perf_counter() - start) / steps})
+        del model, optimizer
+        torch.cuda.empty_cache()
+    return rows
+
+
+def nccl_all_reduce() -> dict | None:
+    """Notebook 05's two-process DDP run with NCCL, where two GPUs exist."""
+    import torch
+
+    if torch.cuda.device_count() < 2:
+        return None
+    from helpers.ddp_demo import run_ddp_demo
+
+    start = time.perf_counter()
+    result = run_ddp_demo(world_size=2, backend="nccl")
+    result["seconds"] = time.perf_counter() - start
+    return result
+
+
+def render_report(identity: dict, notebooks: list[dict], memory: list[dict], nccl: dict | None, when: str) -> str:
+    lines = [
+        "# GPU verification report",
+        "",
+        f"Produced by `course gpu-check` on {when}.",
+        "",
+        f"- GPU: {identity['gpu']} ({identity['memory_gib']:.1f} GiB), {identity['gpu_count']} device(s)",
+        f"- driver {identity['driver']}; torch {identity['torch']}; CUDA {identity['cuda']}",
+        "",
+        "## Reference notebooks under nbval, GPU paths taken",
+        "",
+        "| notebook | result | run time |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {r['notebook']} | {'pass' if r['passed'] else 'FAIL'} ({r['summary']}) | {r['seconds']:.1f} s |"
+              for r in notebooks]
+    fp32 = next(r for r in memory if r["mode"] == "float32")
+    lines += ["", "## Notebook 03's model and batch: one forward and backward pass", "",
+              "| mode | max_memory_allocated | above what was allocated before | vs float32 | step time |",
+              "|---|---|---|---|---|"]
+    for r in memory:
+        ratio = r["peak_bytes"] / fp32["peak_bytes"]
+        lines.append(f"| {r['mode']} | {r['peak_bytes'] / 2**20:.2f} MiB | {r['peak_above_start_bytes'] / 2**20:.2f} MiB "
+                     f"| {ratio:.2f} | {r['step_ms']:.2f} ms |")
+    lines += ["", "## Notebook 05: DDP with NCCL", ""]
+    if nccl is None:
+        lines.append("Not run: fewer than two GPUs on this machine (the notebook's gloo run on CPU covers the same code).")
+    else:
+        same = all(step["params_identical_across_ranks"] for rank in nccl["ranks"] for step in rank["steps"])
+        lines.append(f"{nccl['world_size']} processes, backend {nccl['backend']}: every rank identical after every "
+                     f"step: {same}; {nccl['seconds']:.1f} s.")
+    return "\n".join(lines) + "\n"
+
+
+def gpu_check(course: Course, say=print) -> int:
+    import torch
+
+    if not torch.cuda.is_available():
+        say("course gpu-check: no CUDA device on this machine; nothing was run or measured, "
+            f"and {REPORT} is left unchanged.")
+        return 0
+    identity = gpu_identity()
+    notebooks = nbval_on_gpu(course, say)
+    memory = memory_and_speed()
+    nccl = nccl_all_reduce()
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    report = course.root / REPORT
+    report.parent.mkdir(exist_ok=True)
+    report.write_text(render_report(identity, notebooks, memory, nccl, when))
+    say(f"course gpu-check: wrote {REPORT}")
+    return 0 if all(r["passed"] for r in notebooks) else 1
