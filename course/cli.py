@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command in ("grade", "demo"):
         from course.grading.batch import GradingStopped
-        from course.grading.sandbox import SandboxUnavailable
+        from course.grading.sandbox.policy import SandboxUnavailable
         try:
             if args.command == "grade":
                 return _grade(course, assignments, args)
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _grading_options(p: argparse.ArgumentParser) -> None:
     from course.grading.pool import default_jobs
-    from course.grading.sandbox import Limits
+    from course.grading.sandbox.policy import Limits
 
     d = Limits()
     p.add_argument("--jobs", "-j", type=int, default=default_jobs(),
@@ -152,7 +152,7 @@ def _size(text: str) -> int:
 
 def _grade_options(args):
     from course.grading.batch import GradeOptions
-    from course.grading.sandbox import Limits
+    from course.grading.sandbox.policy import Limits
 
     limits = Limits(memory=args.memory, processes=args.processes, cell_timeout=args.cell_timeout,
                     notebook_timeout=args.notebook_timeout)

@@ -18,7 +18,7 @@ from course.notebook.cells import exercise_of
 from course.cli import main as course_main
 from course.tools.demo import make_demo_class
 from course.grading.batch import GradeOptions
-from course.grading.sandbox import Limits
+from course.grading.sandbox.policy import Limits
 from test_browser import CHROMIUM, CHROMIUM_ARGS, COURSE, ROOT
 
 ARTIFACTS = ROOT / "test-artifacts" / "class-report"

@@ -24,7 +24,8 @@ from grading_support import COURSE
 from course.grading.gradebooks import cell_scores
 from course.grading.batch import GradeOptions, grade
 from course.notebook.nbgrader import submit
-from course.grading.sandbox import Limits, cpu_group, find_bwrap, remove_group
+from course.grading.sandbox.host import cpu_group, remove_group
+from course.grading.sandbox.policy import Limits, find_bwrap
 from course.fixtures import reference_answers, with_answers
 
 pytestmark = [pytest.mark.xdist_group("confinement"),
@@ -234,7 +235,8 @@ def test_every_process_of_a_kernel_is_in_a_cpu_group_of_its_own(tmp_path):
     import nbformat.v4 as v4
     from nbclient import NotebookClient
 
-    from course.grading.sandbox import kernel_manager_for, make_sandbox
+    from course.grading.sandbox.kernel import kernel_manager_for
+    from course.grading.sandbox.policy import make_sandbox
 
     sandbox, _ = make_sandbox([COURSE.root], Limits(), allow_unsandboxed=False)
     cell = v4.new_code_cell(
@@ -254,7 +256,7 @@ def test_every_process_of_a_kernel_is_in_a_cpu_group_of_its_own(tmp_path):
         group = client.km.cpu_group
         assert group is not None and group.name == str(client.km.kernel_sandbox.uid)
         members = set(map(int, (group / "cgroup.procs").read_text().split()))
-        from course.grading.sandbox import descendants
+        from course.grading.sandbox.processes import descendants
         below = set(descendants(launcher))
         assert launcher in members and below and below <= members, (launcher, below, members)
     assert not group.exists(), "the group is removed with the kernel"

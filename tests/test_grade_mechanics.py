@@ -20,7 +20,7 @@ from course.grading.gradebooks import cell_scores
 from course.grading.batch import STATE_DIR, GradeOptions, grade
 from course.notebook.nbgrader import submit
 from course.checkout import Course
-from course.grading.sandbox import Limits, Sandbox, kernel_readonly_paths, make_sandbox
+from course.grading.sandbox.policy import Limits, Sandbox, kernel_readonly_paths, make_sandbox
 from course.fixtures import with_answers
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ from bad_submissions._recipes import all_bad
 from test_grade_mechanics import CORRECT, MINI, _scores, hand_in, mini_course
 
 from course.grading.batch import GradeOptions, grade
-from course.grading.sandbox import Limits
+from course.grading.sandbox.policy import Limits
 
 ROUNDS = 2
 # The sleeping processes leaves_processes.py starts, renamed here so that the test finds only its own.

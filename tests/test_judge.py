@@ -13,7 +13,7 @@ from grading_support import COURSE, answer_kernel
 
 from course.grading.verdicts import zygote as judge_module
 from course.grading.verdicts.zygote import JudgeFailed, JudgeServer
-from course.grading.sandbox import Limits, find_bwrap, make_sandbox
+from course.grading.sandbox.policy import Limits, find_bwrap, make_sandbox
 
 pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap is not installed")
 

@@ -19,7 +19,7 @@ from course.notebook import cells
 from course.grading.batch import GradeOptions, grade
 from course.grading.gradebooks import cell_scores
 from course.notebook.nbgrader import submit
-from course.grading.sandbox import Limits
+from course.grading.sandbox.policy import Limits
 from course.fixtures import reference_answers, with_answers
 
 ASSIGNMENT = "01_tensors_devices"

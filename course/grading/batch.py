@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course.checkout import Course
-from course.grading.sandbox import Limits, make_sandbox
+from course.grading.sandbox.policy import Limits, make_sandbox
 
 STATE_DIR = ".course-grade"
 REPORT_NAME = "grading_report.txt"
@@ -296,7 +296,7 @@ def preflight(course: Course, assignments: list[str], templates: dict[str, Path]
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
-    from course.grading.sandbox import kernel_manager_for
+    from course.grading.sandbox.kernel import kernel_manager_for
     from course.grading.worker import instructor_cells, setup_cells
 
     nb = nbformat.v4.new_notebook()

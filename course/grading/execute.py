@@ -46,12 +46,10 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Dict, Integer, List, Unicode, default
 
-from course.grading.sandbox import (
-    Sandbox,
-    kernel_manager_for,
-    kill_strays,
-    release_folder,
-)
+from course.grading.sandbox.host import release_folder
+from course.grading.sandbox.kernel import kernel_manager_for
+from course.grading.sandbox.policy import Sandbox
+from course.grading.sandbox.processes import kill_strays
 from course.grading.verdicts.judge import load_code, serve_code
 from course.grading.verdicts.remote import AnswerTimeout, KernelGone
 from course.grading.verdicts.zygote import JudgeFailed, JudgeServer, utf8_prefix

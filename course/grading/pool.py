@@ -21,11 +21,12 @@ from collections import deque
 from dataclasses import replace
 from multiprocessing.connection import Connection, wait
 
-from course.grading.sandbox import clear_uid_block, descendants
+from course.grading.sandbox.processes import clear_uid_block, descendants
 
 
 def _worker_main(fd: int, slot: int, threads: int) -> None:
-    from course.grading.sandbox import Sandbox, private_mounts
+    from course.grading.sandbox.host import private_mounts
+    from course.grading.sandbox.policy import Sandbox
 
     private_mounts()    # first, while this process has one thread: the kernels' socket folders get capped
     from course.grading.batch import quiet_nbgrader_warnings

@@ -39,7 +39,7 @@ from course.grading.present import (
     run_problems,
     submission_problems,
 )
-from course.grading.sandbox import Sandbox
+from course.grading.sandbox.policy import Sandbox
 
 FEEDBACK_HELD_BACK = ("no feedback written while cells look like tampering; after a look, take the flag "
                       "off in formgrader, then its Generate Feedback (or `nbgrader generate_feedback`) writes it")

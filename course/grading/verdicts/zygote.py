@@ -32,7 +32,8 @@ from pathlib import Path
 from time import monotonic
 
 from course.checkout import PACKAGE
-from course.grading.sandbox import Limits, MiB, Sandbox, clear_uid, end_sandbox
+from course.grading.sandbox.policy import Limits, MiB, Sandbox
+from course.grading.sandbox.processes import clear_uid, end_sandbox
 
 _FRAME = struct.Struct("!I")
 MAX_VERDICT = 4 * MiB       # a verdict's JSON: a cell's printout is capped at 1 MiB, its message below
