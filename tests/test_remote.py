@@ -13,8 +13,10 @@ import torch
 from grading_support import answer_kernel
 from torch import nn
 
-from course.grading.verdicts import remote
-from course.grading.verdicts.remote import Connection, KernelObject, RemoteObject
+from course.grading.verdicts import connection, decode, sync
+from course.grading.verdicts.connection import Connection
+from course.grading.verdicts.decode import KernelObject
+from course.grading.verdicts.remote import RemoteObject
 from course.grading.verdicts.judge import Judge
 from course.grading.verdicts.wire import WireError
 from helpers.selfcheck import names_of
@@ -189,25 +191,25 @@ def test_names_a_test_takes_from_the_notebook():
 ])
 def test_forged_answers_are_refused(forged):
     with pytest.raises(WireError):
-        remote._Decoder(None, []).value(forged)
+        decode.Decoder(None, []).value(forged)
 
 
 def test_a_kernel_object_in_an_arguments_state_is_inert():
-    decoded = remote._Decoder(None, [], inert=True).value(("H", 7, "function", True, ["builtins.function"]))
+    decoded = decode.Decoder(None, [], inert=True).value(("H", 7, "function", True, ["builtins.function"]))
     assert type(decoded) is KernelObject and not callable(decoded)
 
 
 def test_exceptions_come_back_as_the_first_builtin_base():
-    assert type(remote._exception(["MyError", "ValueError", "Exception"], "bad")) is ValueError
-    assert type(remote._exception(["SystemExit", "BaseException"], "0")) is RuntimeError
-    assert type(remote._exception(["UnpicklingError", "Exception"], "x")) is __import__("pickle").UnpicklingError
+    assert type(connection.exception_of(["MyError", "ValueError", "Exception"], "bad")) is ValueError
+    assert type(connection.exception_of(["SystemExit", "BaseException"], "0")) is RuntimeError
+    assert type(connection.exception_of(["UnpicklingError", "Exception"], "x")) is __import__("pickle").UnpicklingError
 
 
 def test_a_stand_in_is_sent_back_by_number_and_never_walked_as_an_argument():
     stand_in = RemoteObject(None, 4, "Twice")
-    assert remote._nodes([stand_in, [stand_in]]) == [[stand_in]]
-    assert remote._Pickler(__import__("io").BytesIO()).persistent_id(stand_in) == 4
-    assert remote._Pickler(__import__("io").BytesIO()).persistent_id(KernelObject(9, "function")) == 9
+    assert sync.nodes_of([stand_in, [stand_in]]) == [[stand_in]]
+    assert connection._Pickler(__import__("io").BytesIO()).persistent_id(stand_in) == 4
+    assert connection._Pickler(__import__("io").BytesIO()).persistent_id(KernelObject(9, "function")) == 9
 
 
 def test_a_stand_in_made_by_one_test_works_in_the_next(serve):
@@ -239,12 +241,12 @@ def test_both_sides_keep_the_same_arguments_in_sync_and_no_more():
     from course.grading.kernel import answer_server
 
     server, kept = answer_server._Server({}), []
-    lists = [[torch.ones(1)], [torch.ones(1), nn.Linear(1, 1)], [[1, 2]], *[[{}] for _ in range(remote.MAX_KEPT)]]
+    lists = [[torch.ones(1)], [torch.ones(1), nn.Linear(1, 1)], [[1, 2]], *[[{}] for _ in range(connection.MAX_KEPT)]]
     for nodes in lists:
-        remote.keep(kept, nodes)
+        connection.keep(kept, nodes)
         server.keep(nodes)
     assert [len(k) for k in kept] == [len(k) for k in server.kept]
-    assert len(kept) == remote.MAX_KEPT and kept[-1] is lists[-1] and kept[0] is lists[-remote.MAX_KEPT]
+    assert len(kept) == connection.MAX_KEPT and kept[-1] is lists[-1] and kept[0] is lists[-connection.MAX_KEPT]
 
 
 def test_a_stand_ins_comparison_and_repr_never_run_in_the_kernel(serve):

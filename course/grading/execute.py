@@ -50,8 +50,8 @@ from course.grading.sandbox.host import release_folder
 from course.grading.sandbox.kernel import kernel_manager_for
 from course.grading.sandbox.policy import Sandbox
 from course.grading.sandbox.processes import kill_strays
+from course.grading.verdicts.connection import AnswerTimeout, KernelGone
 from course.grading.verdicts.judge import load_code, serve_code
-from course.grading.verdicts.remote import AnswerTimeout, KernelGone
 from course.grading.verdicts.zygote import JudgeFailed, JudgeServer, utf8_prefix
 
 KERNEL_DIED = "KernelDied"

@@ -352,7 +352,7 @@ class _Server:
         return reply
 
     def keep(self, nodes):
-        """Keep `nodes` in sync after later requests (course.grading.verdicts.remote.keep does the same on the grader's side)."""
+        """Keep `nodes` in sync after later requests (course.grading.verdicts.connection.keep does the same on the grader's side)."""
         if any(not isinstance(node, _torch.Tensor) for node in nodes):
             self.kept.append(nodes)
             del self.kept[:-64]

@@ -23,13 +23,9 @@ from pathlib import Path
 from nbformat.notebooknode import NotebookNode
 
 import helpers.notebook_state
+from course.grading.verdicts.connection import Channel, Connection
 from course.grading.verdicts.mirror import Files
-from course.grading.verdicts.remote import (
-    Channel,
-    Connection,
-    global_state,
-    set_global_state,
-)
+from course.grading.verdicts.state import global_state, set_global_state
 from helpers.selfcheck import names_of
 
 SERVER_SOURCE = (Path(__file__).parents[1] / "kernel" / "answer_server.py").read_text()
