@@ -297,7 +297,7 @@ def preflight(course: Course, assignments: list[str], templates: dict[str, Path]
     from nbclient.exceptions import CellExecutionError
 
     from course.grading.sandbox.kernel import kernel_manager_for
-    from course.grading.worker import instructor_cells, setup_cells
+    from course.grading.scratch import instructor_cells, setup_cells
 
     nb = nbformat.v4.new_notebook()
     for assignment in assignments:

@@ -15,13 +15,10 @@ sent back to the parent, which alone writes the real gradebook.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import stat
 import time
 import traceback
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +37,14 @@ from course.grading.present import (
     submission_problems,
 )
 from course.grading.sandbox.policy import Sandbox
+from course.grading.scratch import (
+    gradebook_url,
+    prepare,
+    put_back_locked_cells,
+    repair,
+    setup_cell_ids,
+    strip_links,
+)
 
 FEEDBACK_HELD_BACK = ("no feedback written while cells look like tampering; after a look, take the flag "
                       "off in formgrader, then its Generate Feedback (or `nbgrader generate_feedback`) writes it")
@@ -87,20 +92,20 @@ def grade_submission(job: Job) -> dict:
     result = {"assignment": job.assignment, "student": job.student, "scratch": job.scratch,
               "graded": False, "problems": [], "autograded": None, "feedback": None, "infrastructure": None}
     try:
-        left_out, invalid = _prepare(job, scratch)
+        left_out, invalid = prepare(job, scratch)
         if left_out:
             result["problems"].append(("submission", f"{left_out} other {'file' if left_out == 1 else 'files'} "
                                                       "handed in left out: only the notebooks are graded"))
         result["problems"] += invalid
         submitted = scratch / "submitted" / job.student / job.assignment
         result["problems"] += submission_problems(submitted, job.template_db, job.assignment, Path(job.submission))
-        _put_back_locked_cells(submitted, Path(job.source), job.template_db, job.assignment)
+        put_back_locked_cells(submitted, Path(job.source), job.template_db, job.assignment)
         api = _api(job, scratch)
         run = _autograde(api, job, scratch)
         if not run["success"] and not _events(scratch, INFRASTRUCTURE_KINDS):
             # nbgrader refuses a whole notebook over one bad cell (a duplicated grade id, edited
             # metadata): take the grading marks off such cells and let it grade the rest.
-            repaired = _repair(submitted, job.template_db, job.assignment)
+            repaired = repair(submitted, job.template_db, job.assignment)
             if repaired:
                 first = run
                 run = _autograde(api, job, scratch)
@@ -123,7 +128,7 @@ def grade_submission(job: Job) -> dict:
             result["problems"].append((f"{event['notebook']}.ipynb", f"{many} still running when its kernel "
                                        "ended; all were stopped before the next submission"))
         result["seconds_autograde"] = round(time.perf_counter() - started, 2)
-        db_url = _db_url(scratch)
+        db_url = gradebook_url(scratch)
         autograded = scratch / "autograded" / job.student / job.assignment
         notebooks = sorted(autograded.glob("*.ipynb")) if autograded.is_dir() else []
         if run["success"] and notebooks:
@@ -136,7 +141,7 @@ def grade_submission(job: Job) -> dict:
         explained = any(what.endswith("scored zero") for _, what in result["problems"])
         result["problems"] += run_problems(run, autograded if result["graded"] else None, explained)
         if result["graded"]:
-            _strip_links(autograded)
+            strip_links(autograded)
             result["autograded"] = str(autograded)
             if job.feedback and any(TAMPERING in what for _, what in result["problems"]):
                 # Output of such cells may carry the hidden tests in a disguise that the
@@ -193,238 +198,23 @@ def _failure_log(run: dict | None, scratch: Path) -> str:
     return ((run.get("log") or "") + (run.get("error") or "") + (f"\n--- kernel.log ---\n{said}" if said else ""))[-50000:]
 
 
-def _put_back_locked_cells(submitted: Path, source: Path, template_db: str, assignment: str) -> list[str]:
-    """Put back the locked cells (tests, setup) a student deleted, as nbgrader grades the originals of
-    locked cells a student edited: nbgrader then grades the test cells of a correct answer.
-    Answer cells are not locked, so a deleted answer still scores zero. Returns the grade ids put back."""
-    import nbformat
-    from nbgrader.api import Gradebook
-
-    restored = []
-    with Gradebook(f"sqlite:///{template_db}") as gb:
-        for definition in gb.find_assignment(assignment).notebooks:
-            path = submitted / f"{definition.name}.ipynb"
-            try:
-                nb = nbformat.read(str(path), as_version=4)
-            except Exception:  # noqa: BLE001 - missing or unreadable: nothing to put back into
-                continue
-            present = {_grade_id(c) for c in nb.cells} - {None}
-            points = {c.name: c.max_score for c in definition.grade_cells}
-            locked = {c.name: c for c in definition.source_cells if c.locked and c.name not in present}
-            if not locked:
-                continue
-            order = _source_order(source / f"{definition.name}.ipynb") or sorted(locked)
-            for i, gid in enumerate(order):
-                if gid not in locked:
-                    continue
-                cell = _cell_for(locked[gid], points.get(gid))
-                before = [g for g in order[:i] if g in present]
-                after = [g for g in order[i + 1:] if g in present]
-                ids = [_grade_id(c) for c in nb.cells]
-                if before:
-                    at = max(j for j, g in enumerate(ids) if g == before[-1]) + 1
-                elif after:
-                    at = min(j for j, g in enumerate(ids) if g == after[0])
-                else:
-                    at = len(nb.cells)
-                nb.cells.insert(at, cell)
-                present.add(gid)
-                restored.append(gid)
-            try:
-                nbformat.write(nb, str(path))
-            except Exception:  # noqa: BLE001 - a notebook nbformat cannot write back is graded as handed in
-                restored = [gid for gid in restored if gid not in locked]
-    return restored
-
-
-def _grade_id(cell) -> str | None:
-    meta = cell.get("metadata", {}).get("nbgrader")
-    return meta.get("grade_id") if isinstance(meta, dict) else None
-
-
-def _source_order(path: Path) -> list[str]:
-    import nbformat
-
-    try:
-        return [g for g in map(_grade_id, nbformat.read(str(path), as_version=4).cells) if g]
-    except Exception:  # noqa: BLE001 - no source notebook: the restored cells go at the end
-        return []
-
-
-def _cell_for(source_cell, points):
-    """A cell nbgrader's OverwriteCells recognises as `source_cell` (it then restores source and metadata)."""
-    import nbformat
-
-    meta = {"nbgrader": {"grade": points is not None, "grade_id": source_cell.name, "locked": True,
-                         "schema_version": 3, "solution": False, "task": False, "checksum": source_cell.checksum}}
-    if points is not None:
-        meta["nbgrader"]["points"] = points
-    make = nbformat.v4.new_code_cell if source_cell.cell_type == "code" else nbformat.v4.new_markdown_cell
-    return make(source_cell.source, metadata=meta)
-
-
-def _repair(submitted: Path, template_db: str, assignment: str) -> list[str]:
-    """Remove the nbgrader metadata nbgrader chokes on; returns what was changed ('cell 12 (test_x)')."""
-    import nbformat
-    from nbgrader.api import Gradebook
-
-    with Gradebook(f"sqlite:///{template_db}") as gb:
-        definitions = {nb.name: {c.name for c in nb.source_cells} for nb in gb.find_assignment(assignment).notebooks}
-    changed = []
-    for name, known in definitions.items():
-        path = submitted / f"{name}.ipynb"
-        try:
-            nb = nbformat.read(str(path), as_version=4)
-        except Exception:  # noqa: BLE001 - unreadable notebooks stay zero
-            continue
-        last = {}
-        for i, cell in enumerate(nb.cells):
-            meta = cell.get("metadata", {}).get("nbgrader")
-            if isinstance(meta, dict) and meta.get("grade_id"):
-                last[meta["grade_id"]] = i
-        for i, cell in enumerate(nb.cells):
-            meta = cell.get("metadata", {}).get("nbgrader")
-            if meta is None:
-                continue
-            gid = meta.get("grade_id") if isinstance(meta, dict) else None
-            if not isinstance(meta, dict) or gid not in known or last.get(gid) != i \
-                    or meta.get("schema_version") != 3:
-                del cell.metadata["nbgrader"]
-                changed.append(f"cell {i + 1}" + (f" ({gid})" if gid else ""))
-        if changed:
-            nbformat.write(nb, str(path))
-    return changed
-
-
-def _db_url(scratch: Path) -> str:
-    return f"sqlite:///{scratch / 'gradebook.db'}"
-
-
-def _prepare(job: Job, scratch: Path) -> tuple[int, list[tuple[str, str]]]:
-    """Lay out the scratch course: the assignment's data files from source/ and, of the submission,
-    only its notebooks (and nbgrader's timestamp). Nothing else a student hands in is needed, and any
-    of it could break what runs before their code (a module a library imports, an unreadable file,
-    tens of thousands of files). Returns how many other files were left out, and the problems of
-    notebooks that are not valid (see `_sanitize`)."""
-    if scratch.exists():
-        shutil.rmtree(scratch)
-    scratch.mkdir(parents=True)
-    shutil.copy2(job.template_db, scratch / "gradebook.db")
-    source = scratch / "source" / job.assignment
-    source.mkdir(parents=True)
-    src = Path(job.source)
-    if src.is_dir():    # autograde copies these data files next to each notebook it grades
-        shutil.copytree(src, source, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__"))
-    submitted = scratch / "submitted" / job.student / job.assignment
-    submitted.mkdir(parents=True)
-    wanted = [f"{name}.ipynb" for name in notebook_names(job.template_db, job.assignment)] + [TIMESTAMP_FILE]
-    copied, problems = 0, []
-    for name in wanted:
-        handed_in = Path(job.submission) / name
-        try:
-            if not stat.S_ISREG(handed_in.lstat().st_mode):
-                continue        # a link or special file: left out
-            shutil.copyfile(handed_in, submitted / name, follow_symlinks=False)
-        except OSError:
-            continue            # missing or unreadable: as if not handed in
-        copied += 1
-        if name.endswith(".ipynb"):
-            problems += _sanitize(submitted / name)
-    entries = 0
-    for folder, dirs, files in os.walk(job.submission, followlinks=False):     # counted, never read
-        entries += len(files) + sum(1 for d in dirs if os.path.islink(os.path.join(folder, d)))
-    return max(0, entries - copied), problems
-
-
-TIMESTAMP_FILE = "timestamp.txt"    # nbgrader's CourseDirectory.timestamp_file: the late penalty reads it
-
-
-def notebook_names(template_db: str, assignment: str) -> list[str]:
-    from nbgrader.api import Gradebook
-
-    with Gradebook(f"sqlite:///{template_db}") as gb:
-        return [nb.name for nb in gb.find_assignment(assignment).notebooks]
-
-
-def _sanitize(path: Path) -> list[tuple[str, str]]:
-    """Make a handed-in notebook safe for the grader's own code; returns what the report says about it.
-
-    A notebook that nbformat does not accept is replaced by one nbgrader cannot read either, so it is
-    scored as any corrupted notebook is (zero). A cell whose nbgrader metadata has types nbgrader's own
-    schema rejects loses that metadata: a graded cell then counts as deleted (a test cell is put back, an answer
-    scores zero)."""
-    import jsonschema
-    import nbformat
-    from nbgrader.nbgraderformat import MetadataValidator
-
-    where = path.name
-    try:
-        with warnings.catch_warnings():     # missing or repeated cell ids: nbformat mends them
-            warnings.simplefilter("ignore")
-            nb = nbformat.reads(path.read_text(), as_version=4)
-            nbformat.validate(nb)
-    except nbformat.reader.NotJSONError:
-        return []   # not JSON at all: nbgrader cannot read it either, and the report says so once
-    except Exception as error:  # noqa: BLE001 - whatever nbformat cannot read or validate is the student's file
-        path.write_text(NOT_A_NOTEBOOK)
-        return [(where, f"not a valid notebook ({type(error).__name__}: {_first_line(str(error))}): scored zero")]
-    schema = MetadataValidator().schema    # the types of nbgrader's cell metadata; its other rules (a
-    dropped = []                            # test cell turned into markdown) nbgrader applies and reports
-    for i, cell in enumerate(nb.cells):
-        if "nbgrader" not in cell.metadata:
-            continue
-        meta = cell.metadata["nbgrader"]
-        try:
-            jsonschema.validate(meta, schema)
-        except jsonschema.ValidationError:
-            del cell.metadata["nbgrader"]
-            gid = meta.get("grade_id") if isinstance(meta, dict) and isinstance(meta.get("grade_id"), str) else None
-            dropped.append(f"cell {i + 1}" + (f" ({gid})" if gid else ""))
-    if not dropped:
-        return []
-    nbformat.write(nb, str(path))
-    return [(where, "grading marks that are not valid nbgrader metadata taken off " + ", ".join(dropped)
-                    + "; such a cell is graded as if deleted")]
-
-
-NOT_A_NOTEBOOK = "not a notebook: it failed nbformat's validation (see the report)\n"
-
-
-def _first_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[0][:200] if lines else "no message"
-
-
-def _strip_links(folder: Path) -> None:
-    """Remove links and special files a kernel left behind: copying them would follow them."""
-    for path in sorted(folder.rglob("*"), reverse=True):
-        mode = path.lstat().st_mode
-        if stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            path.unlink()
-
-
 def _api(job: Job, scratch: Path):
-    from nbconvert.preprocessors import ClearMetadataPreprocessor
     from nbgrader.apps import NbGraderAPI
+    from nbgrader.converters import Autograde
     from nbgrader.coursedir import CourseDirectory
-    from nbgrader.preprocessors import (
-        AssignLatePenalties,
-        CheckCellMetadata,
-        IgnorePattern,
-        LimitOutput,
-        SaveAutoGrades,
-    )
+    from nbgrader.preprocessors import Execute
 
     from course.grading.execute import GuardedExecute
     from course.plugins import feedback
 
     config = load_config(job.config_dirs)
     config.CourseDirectory.root = str(scratch)
-    config.CourseDirectory.db_url = _db_url(scratch)
-    # nbgrader's own list with Execute swapped for GuardedExecute.
-    config.Autograde.autograde_preprocessors = [GuardedExecute, IgnorePattern, ClearMetadataPreprocessor,
-                                                LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+    config.CourseDirectory.db_url = gradebook_url(scratch)
+    # nbgrader's own list, whatever its version, with Execute swapped for GuardedExecute.
+    default = Autograde.class_traits()["autograde_preprocessors"].make_dynamic_default()
+    if Execute not in default:      # test cells would run in the student's kernel: never grade so
+        raise RuntimeError(f"this nbgrader's autograde has no Execute step to replace: {default}")
+    config.Autograde.autograde_preprocessors = [GuardedExecute if step is Execute else step for step in default]
     feedback.configure(config)
     sandbox = Sandbox.from_json(job.sandbox_json)
     config.GuardedExecute.sandbox_json = job.sandbox_json
@@ -434,61 +224,6 @@ def _api(job: Job, scratch: Path):
     config.GuardedExecute.setup_cells = setup_cell_ids(job.template_db, job.assignment, Path(job.source))
     coursedir = CourseDirectory(config=config)
     return NbGraderAPI(coursedir=coursedir, config=config)
-
-
-def instructor_cells(template_db: str, assignment: str) -> list[str]:
-    """The grade ids of the assignment's locked cells that are neither tests nor answers (the setup cells)."""
-    from nbgrader.api import Gradebook
-
-    with Gradebook(f"sqlite:///{template_db}") as gb:
-        return sorted(c.name for nb in gb.find_assignment(assignment).notebooks
-                      for c in nb.source_cells if c.locked and c.cell_type == "code"
-                      and c.name not in {g.name for g in nb.grade_cells} | {s.name for s in nb.solution_cells})
-
-
-def setup_cell_ids(template_db: str, assignment: str, source: Path) -> dict[str, list[str]]:
-    """For each notebook, the grade ids of its instructor cells that come before its first other code cell
-    in the source: what runs before any student code does."""
-    import nbformat
-
-    names = set(instructor_cells(template_db, assignment))
-    found = {}
-    for name in notebook_names(template_db, assignment):
-        found[name] = []
-        try:
-            nb = nbformat.read(str(source / f"{name}.ipynb"), as_version=4)
-        except Exception:  # noqa: BLE001 - no source notebook to order them by: no setup cells
-            continue
-        for cell in nb.cells:
-            if cell.cell_type != "code" or not cell.source.strip():
-                continue
-            if _grade_id(cell) not in names:
-                break
-            found[name].append(_grade_id(cell))
-    return found
-
-
-def setup_cells(template_db: str, assignment: str, source: Path, names: list[str]) -> list[str]:
-    """The sources (as the gradebook holds them) of the instructor cells `names` that come before the
-    first other code cell of each notebook: what runs before any student code does."""
-    import nbformat
-    from nbgrader.api import Gradebook
-
-    found = []
-    with Gradebook(f"sqlite:///{template_db}") as gb:
-        for definition in gb.find_assignment(assignment).notebooks:
-            texts = {c.name: c.source for c in definition.source_cells}
-            try:
-                nb = nbformat.read(str(source / f"{definition.name}.ipynb"), as_version=4)
-            except Exception:  # noqa: BLE001 - no source notebook to order them by: nothing to try
-                continue
-            for cell in nb.cells:
-                if cell.cell_type != "code":
-                    continue
-                if _grade_id(cell) not in names:
-                    break
-                found.append(texts[_grade_id(cell)])
-    return found
 
 
 _EXCEPTION = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Z]\w*): (.*)$", re.MULTILINE)
