@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from course.checkout import Course
-from course.grading.batch import CSV_NAME, REPORT_NAME
+from course.grading.contract import CSV_NAME, REPORT_NAME
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     assignments = course.resolve(getattr(args, "assignments", None))
 
     if args.command in ("grade", "demo"):
-        from course.grading.batch import GradingStopped
+        from course.grading.contract import GradingStopped
         from course.grading.sandbox.policy import SandboxUnavailable
         try:
             if args.command == "grade":
@@ -151,7 +151,7 @@ def _size(text: str) -> int:
 
 
 def _grade_options(args):
-    from course.grading.batch import GradeOptions
+    from course.grading.contract import GradeOptions
     from course.grading.sandbox.policy import Limits
 
     limits = Limits(memory=args.memory, processes=args.processes, cell_timeout=args.cell_timeout,

@@ -29,7 +29,7 @@ from course.grading.class_report.stats import (AssignmentStats, class_stats, dis
                                  point_biserial)
 from course.grading.class_report.html import page, write_report
 from course.grading.gradebooks import REPORT_COMMENT, quick_schema_stamp
-from course.grading.batch import STATE_DIR
+from course.grading.contract import STATE_DIR
 from course.grading.present import TAMPERING
 
 # nbgrader's add_submission warns through SQLAlchemy on every submission made by hand.

@@ -17,7 +17,7 @@ import course.tools.demo
 from course.notebook.cells import exercise_of
 from course.cli import main as course_main
 from course.tools.demo import make_demo_class
-from course.grading.batch import GradeOptions
+from course.grading.contract import GradeOptions
 from course.grading.sandbox.policy import Limits
 from test_browser import CHROMIUM, CHROMIUM_ARGS, COURSE, ROOT
 

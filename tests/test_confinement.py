@@ -22,7 +22,8 @@ import pytest
 from grading_support import COURSE
 
 from course.grading.gradebooks import cell_scores
-from course.grading.batch import GradeOptions, grade
+from course.grading.batch import grade
+from course.grading.contract import GradeOptions
 from course.notebook.nbgrader import submit
 from course.grading.sandbox.host import cpu_group, remove_group
 from course.grading.sandbox.policy import Limits, find_bwrap

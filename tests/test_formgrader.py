@@ -183,7 +183,7 @@ def test_a_demo_class_folder_is_a_course_formgrader_can_open(tmp_path):
 
 def test_the_demo_says_what_to_do_where_bubblewrap_cannot_be_had(tmp_path, monkeypatch):
     from course.tools.demo import demo
-    from course.grading.batch import GradeOptions
+    from course.grading.contract import GradeOptions
 
     monkeypatch.setattr(sys, "platform", "darwin")
     said = []

@@ -15,7 +15,8 @@ from nbgrader.api import Gradebook
 from course.grading import gradebooks
 from course.tools.demo import DEMO_CELL_TIMEOUT, ROSTER, ROSTER_NAME, make_demo_class
 from course.plugins.feedback import hidden_lines
-from course.grading.batch import GradeOptions, grade
+from course.grading.batch import grade
+from course.grading.contract import GradeOptions
 from course.grading.sandbox.policy import Limits
 from test_browser import CHROMIUM, COURSE, ROOT, TOKEN, jupyter_lab
 

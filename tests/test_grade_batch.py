@@ -21,7 +21,8 @@ from grading_support import COURSE, secret_lines, shown_lines, wrong_answers
 from grading_support import grade as plain_nbgrader
 
 from course.notebook import cells
-from course.grading.batch import GradeOptions, grade
+from course.grading.batch import grade
+from course.grading.contract import GradeOptions
 from course.grading.gradebooks import cell_scores
 from course.notebook.nbgrader import submit
 from course.grading.present import TAMPERING

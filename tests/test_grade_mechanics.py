@@ -17,7 +17,8 @@ import pytest
 
 from course.cli import main as course_main
 from course.grading.gradebooks import cell_scores
-from course.grading.batch import STATE_DIR, GradeOptions, grade
+from course.grading.batch import grade
+from course.grading.contract import STATE_DIR, GradeOptions
 from course.notebook.nbgrader import submit
 from course.checkout import Course
 from course.grading.sandbox.policy import Limits, Sandbox, kernel_readonly_paths, make_sandbox

@@ -14,7 +14,8 @@ import pytest
 from bad_submissions._recipes import all_bad
 from test_grade_mechanics import CORRECT, MINI, _scores, hand_in, mini_course
 
-from course.grading.batch import GradeOptions, grade
+from course.grading.batch import grade
+from course.grading.contract import GradeOptions
 from course.grading.sandbox.policy import Limits
 
 ROUNDS = 2

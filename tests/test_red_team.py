@@ -16,7 +16,8 @@ from bad_submissions._recipes import BadSubmission, load, report_lines, submit_b
 from grading_support import COURSE
 
 from course.notebook import cells
-from course.grading.batch import GradeOptions, grade
+from course.grading.batch import grade
+from course.grading.contract import GradeOptions
 from course.grading.gradebooks import cell_scores
 from course.notebook.nbgrader import submit
 from course.grading.sandbox.policy import Limits

@@ -15,7 +15,8 @@ import pytest
 from grading_support import COURSE, grade as plain_nbgrader
 
 from course.grading.gradebooks import cell_scores
-from course.grading.batch import GradeOptions, grade
+from course.grading.batch import grade
+from course.grading.contract import GradeOptions
 
 ASSIGNMENTS = COURSE.assignments()
 _KEEP = []

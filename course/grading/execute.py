@@ -46,6 +46,21 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Dict, Integer, List, Unicode, default
 
+from course.grading.contract import (
+    EVENTS_FILE,
+    JUDGE_FAILED,
+    JUDGE_STOPPED,
+    KERNEL_DIED,
+    KERNEL_START,
+    LEFT_RUNNING,
+    NOT_RUN,
+    NOTE,
+    NOTEBOOK_TIMEOUT,
+    OUTPUT_LOST,
+    SETUP_FAILED,
+    InfrastructureFailure,
+)
+from course.grading.kernel.snippets import FREE_FRAMES, REAP
 from course.grading.sandbox.host import release_folder
 from course.grading.sandbox.kernel import kernel_manager_for
 from course.grading.sandbox.policy import Sandbox
@@ -54,46 +69,6 @@ from course.grading.verdicts.connection import AnswerTimeout, KernelGone
 from course.grading.verdicts.judge import load_code, serve_code
 from course.grading.verdicts.zygote import JudgeFailed, JudgeServer, utf8_prefix
 
-KERNEL_DIED = "KernelDied"
-NOTEBOOK_TIMEOUT = "NotebookTimeout"
-NOT_RUN = "CellNotRun"
-OUTPUT_LOST = "OutputLost"
-NOTE = "[course grade: "     # starts the notes this module adds to a cell's output
-
-EVENTS_FILE = "events.jsonl"
-# Kinds of failure that are the grader's, not the student's (InfrastructureFailure.kind).
-KERNEL_START = "kernel-start"       # the kernel or its sandbox did not start
-SETUP_FAILED = "setup-failed"       # an instructor's cell failed before any student code ran
-LEFT_RUNNING = "left-running"       # an event: processes still running when the kernel ended
-JUDGE_FAILED = "judge-failed"       # the judge (course.grading.verdicts.zygote) could not start
-JUDGE_STOPPED = "JudgeStopped"      # a cell's error: the judge died or broke its protocol on the kernel's answers
-ERROR_NAMES = (KERNEL_DIED, NOTEBOOK_TIMEOUT, NOT_RUN, OUTPUT_LOST, JUDGE_STOPPED)
-
-
-class InfrastructureFailure(RuntimeError):
-    """The notebook could not be run for a reason that is not the student's (`kind` says which)."""
-
-    def __init__(self, kind: str, detail: str):
-        super().__init__(f"{kind}: {detail}")
-        self.kind, self.detail = kind, detail
-
-_REAP = ("import os\nwhile True:\n    try:\n        if os.waitpid(-1, os.WNOHANG)[0] == 0:\n            break\n"
-         "    except ChildProcessError:\n        break\n")
-_FREE_FRAMES = """
-def _course_free_frames():
-    import gc, inspect, types
-    suspended = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
-    for frame in [o for o in gc.get_objects() if isinstance(o, types.FrameType)]:
-        if not frame.f_code.co_flags & suspended:
-            try:
-                frame.clear()
-                frame.f_locals      # re-syncs the locals dict IPython made, dropping what clear() freed
-            except RuntimeError:    # still running
-                pass
-    gc.collect()
-_course_free_frames()
-del _course_free_frames
-"""
 _PROCESS_LIMIT = re.compile(r"BlockingIOError|Resource temporarily unavailable|can't start new thread")
 _MEMORY_LIMIT = re.compile(r"MemoryError|can't allocate memory|cannot allocate memory|not enough memory", re.IGNORECASE)
 
@@ -305,13 +280,13 @@ class GuardedExecute(Execute):
                                                       "running were stopped]\n"))
             # The kernel must reap them (a zombie still counts against the process limit), and
             # may not have survived the process limit itself.
-            if run_sync(self._async_quiet)(_REAP) is None:
+            if run_sync(self._async_quiet)(REAP) is None:
                 cell.outputs.append(error_output(KERNEL_DIED, "the kernel died after this cell hit the process limit"))
                 self._recover(index)
         if _MEMORY_LIMIT.search(text):
             # IPython keeps the failed cell's finished frames (for %debug and its tracebacks),
             # and so the memory it grabbed: at the cap every later cell would fail. Empty them.
-            run_sync(self._async_quiet)(_FREE_FRAMES)
+            run_sync(self._async_quiet)(FREE_FRAMES)
 
     # -- test cells outside the kernel -----------------------------------------------------------
 

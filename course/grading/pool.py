@@ -29,8 +29,8 @@ def _worker_main(fd: int, slot: int, threads: int) -> None:
     from course.grading.sandbox.policy import Sandbox
 
     private_mounts()    # first, while this process has one thread: the kernels' socket folders get capped
-    from course.grading.batch import quiet_nbgrader_warnings
     from course.grading.worker import grade_submission
+    from course.notebook.nbgrader import quiet_nbgrader_warnings
 
     quiet_nbgrader_warnings()
     # Import now what the first job needs (seconds), while the parent prepares the jobs.

@@ -12,20 +12,23 @@ Wrong answers are not problems: the scores show them.
 from __future__ import annotations
 
 import re
+import sys
+import time
 from pathlib import Path
 
 import nbformat
 
 from course.grading import integrity
-from course.grading.execute import (
+from course.grading.contract import (
     JUDGE_STOPPED,
     KERNEL_DIED,
     NOT_RUN,
     NOTE,
     NOTEBOOK_TIMEOUT,
     OUTPUT_LOST,
-    is_test_cell,
+    GradeRun,
 )
+from course.grading.execute import is_test_cell
 from course.notebook.cells import HIDDEN_NOTE, without_hidden
 
 _NETWORK = re.compile(r"Network is unreachable|name resolution|Name or service not known|"
@@ -262,3 +265,67 @@ def problem_lines(problems: dict[tuple[str, str], list[tuple[str, str]]]) -> lis
         for where, what in found:
             out.append(f"{student} / {assignment} / {where}: {what}")
     return out
+
+
+def present(run: GradeRun, sandbox) -> None:
+    rows: dict[str, dict] = {}
+    for (student, assignment), value in run.scores.items():
+        rows.setdefault(student, {})[assignment] = value
+    present = [a for a in run.assignments if any(a == b for _, b in run.scores)]
+    run.table = table(rows, present, set(run.problems)) if rows else "(no submissions found)"
+    lines = []
+    if run.unsandboxed:
+        lines.append(f"UNSANDBOXED: student code ran with the grader's rights (--allow-unsandboxed): {run.unsandboxed}")
+    else:
+        limits = sandbox.limits
+        lines.append(f"sandbox: bubblewrap (no network, course files hidden), memory {limits.memory >> 20} MiB, "
+                     f"{limits.processes} processes, notebook limit {limits.notebook_timeout} s")
+    found = problem_lines(run.problems)
+    lines.append(f"{len(run.graded)} graded, {len(run.skipped)} unchanged and skipped, "
+                 + (f"{len(run.ungraded)} NOT GRADED, " if run.ungraded else "")
+                 + f"{len(found)} problem(s) in {len(run.problems)} submission(s), {run.seconds:.1f} s")
+    for (student, assignment), why in sorted(run.ungraded.items()):
+        lines.append(f"{student} / {assignment} / grader: NOT GRADED, grade again (`course grade` grades it "
+                     f"on its next run); not the student's doing: {why}")
+    lines += found
+    run.report = "\n".join(lines)
+
+
+class Progress:
+    """A progress bar on a terminal, one line per finished submission otherwise."""
+
+    def __init__(self, total: int, say):
+        self.total, self.done, self.running, self.say = total, 0, 0, say
+        self.tty = sys.stderr.isatty()
+        self.started_at = time.perf_counter()
+
+    def started(self, job) -> None:
+        self.running += 1
+        self._draw(f"{job.assignment}/{job.student} started")
+
+    def retry(self, job, why: str) -> None:
+        self.running -= 1
+        self._draw(f"{job.assignment}/{job.student} failed ({why[:60]}), trying again", final=not self.tty)
+
+    def finished(self, job, result) -> None:
+        self.running -= 1
+        self.done += 1
+        mark = "ok" if result["graded"] else "NOT GRADED"
+        issues = f", {len(result['problems'])} problem(s)" if result["problems"] else ""
+        seconds = f"{result['seconds']:.1f} s" if result.get("seconds") else "-"
+        self._draw(f"{job.assignment}/{job.student} {mark} in {seconds}{issues}", final=not self.tty)
+
+    def _draw(self, what: str, final: bool = False) -> None:
+        width = 24
+        filled = width * self.done // max(1, self.total)
+        bar = "#" * filled + "." * (width - filled)
+        elapsed = time.perf_counter() - self.started_at
+        line = f"[{bar}] {self.done}/{self.total} graded, {self.running} running, {elapsed:.0f} s  {what}"
+        if self.tty:
+            print("\r" + line[:150].ljust(150), end="", file=sys.stderr, flush=True)
+        elif final:
+            print(line, file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.tty:
+            print(file=sys.stderr, flush=True)

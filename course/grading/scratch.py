@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from course.grading.worker import Job
+    from course.grading.contract import Job
 
 
 

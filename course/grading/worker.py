@@ -19,16 +19,17 @@ import re
 import shutil
 import time
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
 
 from course.grading import gradebooks
-from course.grading.execute import (
+from course.grading.contract import (
     EVENTS_FILE,
-    JUDGE_FAILED,
+    FEEDBACK_HELD_BACK,
+    GRADER_ERROR,
+    INFRASTRUCTURE_KINDS,
     KERNEL_START,
     LEFT_RUNNING,
-    SETUP_FAILED,
+    Job,
 )
 from course.grading.present import (
     TAMPERING,
@@ -45,24 +46,6 @@ from course.grading.scratch import (
     setup_cell_ids,
     strip_links,
 )
-
-FEEDBACK_HELD_BACK = ("no feedback written while cells look like tampering; after a look, take the flag "
-                      "off in formgrader, then its Generate Feedback (or `nbgrader generate_feedback`) writes it")
-
-
-@dataclass(frozen=True)
-class Job:
-    """One submission to grade, and where everything it needs is."""
-
-    assignment: str
-    student: str
-    submission: str          # class_dir/submitted/<student>/<assignment>
-    source: str              # the course's source/<assignment>: its data files, and the order of its cells
-    template_db: str         # a gradebook holding only the assignment's definitions
-    config_dirs: tuple[str, ...]  # where nbgrader_config.py files are read from, lowest priority first
-    scratch: str             # an empty folder for this job
-    sandbox_json: str
-    feedback: bool = True
 
 
 def load_config(config_dirs):
@@ -165,10 +148,6 @@ def grade_submission(job: Job) -> dict:
         result["log"] = _failure_log(run, scratch) + result.get("log", "")
     result["seconds"] = round(time.perf_counter() - started, 2)
     return result
-
-
-GRADER_ERROR = "grader-error"       # the grading code itself raised
-INFRASTRUCTURE_KINDS = (KERNEL_START, SETUP_FAILED, JUDGE_FAILED)
 
 
 def _autograde(api, job: Job, scratch: Path) -> dict:

@@ -24,7 +24,8 @@ import nbformat
 from course.checkout import Course
 from course.fixtures import reference_answers, with_answers
 from course.grading import gradebooks
-from course.grading.batch import GradeOptions, grade
+from course.grading.batch import grade
+from course.grading.contract import GradeOptions
 from course.notebook import cells
 
 HONEST = ("ada", "ben", "cy")

@@ -83,7 +83,7 @@ def memory_and_speed(steps: int = 20) -> list[dict]:
         torch.cuda.synchronize()
         rows.append({"mode": label, "peak_bytes": peak, "peak_above_start_bytes": peak - before,
                      "step_ms": 1000 * (time.perf_counter() - start) / steps})
-        del model, optimizer
+        model = optimizer = None     # freed before the next mode is measured
         torch.cuda.empty_cache()
     return rows
 

@@ -349,7 +349,7 @@ def _nbgrader_meta(cell: dict) -> dict:
 
 def _grading_seconds(class_dir: Path, assignment: str, student: str) -> float | None:
     """How long `course grade` took on the submission, from its marker (None if not recorded)."""
-    from course.grading.batch import STATE_DIR
+    from course.grading.contract import STATE_DIR
 
     try:
         seconds = json.loads((class_dir / STATE_DIR / assignment / f"{student}.json").read_text()).get("seconds")

@@ -1,0 +1,95 @@
+"""What only the TA's process writes, as each submission finishes: its autograded notebook and feedback in the
+class folder, its grades in the real gradebook, the findings formgrader shows, and grades.csv."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from course.grading.contract import (
+    CSV_NAME,
+)
+
+
+def record(class_dir: Path, db_url: str, graded, problems) -> None:
+    """The flags and comments a TA sees in formgrader for what was graded, and grades.csv from the gradebook."""
+    from course.grading import gradebooks
+
+    for student, assignment in graded:
+        gradebooks.record_findings(class_dir, db_url, assignment, student, problems.get((student, assignment), []))
+    gradebooks.export_csv(db_url, class_dir / CSV_NAME)
+
+
+def drop_csv_rows(path: Path, pairs: set[tuple[str, str]]) -> None:
+    """Remove the rows of (student, assignment) `pairs` from nbgrader's grades CSV, which lists
+    every student of the gradebook under every assignment, with a zero where nothing was recorded."""
+    import csv
+
+    if not pairs or not path.is_file():
+        return
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        return
+    fields = list(rows[0])
+    kept = [r for r in rows if (r.get("student_id"), r.get("assignment")) not in pairs]
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(kept)
+
+
+def commit(class_dir: Path, db_url: str, job, result: dict, record: dict, config_dirs, feedback: bool) -> None:
+    from course.grading import gradebooks
+
+    replace_tree(result.get("autograded"), class_dir / "autograded" / job.student / job.assignment)
+    replace_tree(result.get("feedback"), class_dir / "feedback" / job.student / job.assignment)
+    gradebooks.merge_autograde(db_url, job.assignment, job.student, record)
+    if feedback and result.get("autograded") and gradebooks.has_manual_scores(db_url, job.assignment, job.student):
+        feedback_here(class_dir, db_url, job, config_dirs)
+
+
+def replace_tree(src: str | None, dst: Path) -> None:
+    """Put `src` at `dst` (or remove `dst` when `src` is None) without a moment with half a tree."""
+    if src is None:
+        if dst.exists():
+            shutil.rmtree(dst)
+        return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    incoming = dst.parent / f".{dst.name}.incoming"
+    outgoing = dst.parent / f".{dst.name}.outgoing"
+    for leftover in (incoming, outgoing):
+        if leftover.exists():
+            shutil.rmtree(leftover)
+    shutil.copytree(src, incoming, symlinks=True)
+    if dst.exists():
+        os.replace(dst, outgoing)
+    os.replace(incoming, dst)
+    if outgoing.exists():
+        shutil.rmtree(outgoing)
+    for folder, dirs, files in os.walk(dst):     # the sandbox uid owned them; the TA should
+        for name in [folder, *(os.path.join(folder, f) for f in files)]:
+            try:
+                os.lchown(name, os.getuid(), os.getgid())
+            except PermissionError:
+                pass
+
+
+def feedback_here(class_dir: Path, db_url: str, job, config_dirs) -> None:
+    """Feedback from the real gradebook, for a submission a grader has already scored by hand."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    from course.grading.worker import load_config
+    from course.plugins import feedback
+
+    config = load_config(config_dirs)
+    config.CourseDirectory.root = str(class_dir)
+    config.CourseDirectory.db_url = db_url
+    feedback.configure(config)
+    NbGraderAPI(coursedir=CourseDirectory(config=config), config=config).generate_feedback(
+        job.assignment, job.student, force=True)
+
+
+# -- bookkeeping ---------------------------------------------------------------------------------------

@@ -1,0 +1,101 @@
+"""What the parts of grading hand each other: a job, a run's results, the kinds of failure and the names
+of the errors the grader writes into cells, and the class folder's fixed names. Data only: no part of
+grading is imported here but the sandbox's limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from course.grading.sandbox.policy import Limits
+
+# -- the class folder -------------------------------------------------------------------------------
+
+STATE_DIR = ".course-grade"
+REPORT_NAME = "grading_report.txt"
+CSV_NAME = "grades.csv"
+
+
+@dataclass
+class GradeOptions:
+    jobs: int
+    force: bool = False
+    allow_unsandboxed: bool = False
+    limits: Limits = field(default_factory=Limits)
+    feedback: bool = True
+    retries: int = 2        # more attempts for a submission whose grading failed for the grader's reasons
+
+
+# -- a job and a run ----------------------------------------------------------------------------------
+
+FEEDBACK_HELD_BACK = ("no feedback written while cells look like tampering; after a look, take the flag "
+                      "off in formgrader, then its Generate Feedback (or `nbgrader generate_feedback`) writes it")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One submission to grade, and where everything it needs is."""
+
+    assignment: str
+    student: str
+    submission: str          # class_dir/submitted/<student>/<assignment>
+    source: str              # the course's source/<assignment>: its data files, and the order of its cells
+    template_db: str         # a gradebook holding only the assignment's definitions
+    config_dirs: tuple[str, ...]  # where nbgrader_config.py files are read from, lowest priority first
+    scratch: str             # an empty folder for this job
+    sandbox_json: str
+    feedback: bool = True
+
+
+class GradingStopped(RuntimeError):
+    """Grading cannot work here (every kernel fails the same way); the message says why. Nothing was recorded."""
+
+
+@dataclass
+class GradeRun:
+    class_dir: Path
+    assignments: list[str]
+    scores: dict[tuple[str, str], tuple[float, float]]
+    problems: dict[tuple[str, str], list[tuple[str, str]]]
+    graded: list[tuple[str, str]]
+    skipped: list[tuple[str, str]]
+    seconds: float
+    seconds_per_job: dict[tuple[str, str], float]
+    unsandboxed: str | None
+    ungraded: dict[tuple[str, str], str] = field(default_factory=dict)   # not graded, and why: grade again
+    table: str = ""
+    report: str = ""
+
+    @property
+    def students(self) -> list[str]:
+        return sorted({s for s, _ in self.scores})
+
+
+# -- kinds of failure and the errors written into cells --------------------------------------------------
+
+KERNEL_DIED = "KernelDied"
+NOTEBOOK_TIMEOUT = "NotebookTimeout"
+NOT_RUN = "CellNotRun"
+OUTPUT_LOST = "OutputLost"
+NOTE = "[course grade: "     # starts the notes this module adds to a cell's output
+
+EVENTS_FILE = "events.jsonl"
+# Kinds of failure that are the grader's, not the student's (InfrastructureFailure.kind).
+KERNEL_START = "kernel-start"       # the kernel or its sandbox did not start
+SETUP_FAILED = "setup-failed"       # an instructor's cell failed before any student code ran
+LEFT_RUNNING = "left-running"       # an event: processes still running when the kernel ended
+JUDGE_FAILED = "judge-failed"       # the judge (course.grading.verdicts.zygote) could not start
+JUDGE_STOPPED = "JudgeStopped"      # a cell's error: the judge died or broke its protocol on the kernel's answers
+ERROR_NAMES = (KERNEL_DIED, NOTEBOOK_TIMEOUT, NOT_RUN, OUTPUT_LOST, JUDGE_STOPPED)
+
+
+class InfrastructureFailure(RuntimeError):
+    """The notebook could not be run for a reason that is not the student's (`kind` says which)."""
+
+    def __init__(self, kind: str, detail: str):
+        super().__init__(f"{kind}: {detail}")
+        self.kind, self.detail = kind, detail
+
+
+GRADER_ERROR = "grader-error"       # the grading code itself raised
+INFRASTRUCTURE_KINDS = (KERNEL_START, SETUP_FAILED, JUDGE_FAILED)
