@@ -171,12 +171,12 @@ def answer_kernel(folder: Path, notebook: str):
     import subprocess
     import sys
 
-    from course.grading.verdicts.judge import SERVER_SOURCE
+    from course.grading.verdicts.judge import PROTOCOL_SOURCE, SERVER_SOURCE
 
     path = folder / "answers.sock"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     listener.listen(1)
     listener.settimeout(60)
-    code = f"{SERVER_SOURCE}\nnamespace = {{}}\nexec({notebook!r}, namespace)\nwhile True:\n    _course_serve({str(path)!r}, namespace)\n"
+    code = f"{PROTOCOL_SOURCE}\n{SERVER_SOURCE}\nnamespace = {{}}\nexec({notebook!r}, namespace)\nwhile True:\n    _course_serve({str(path)!r}, namespace)\n"
     return listener, subprocess.Popen([sys.executable, "-c", code])

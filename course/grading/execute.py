@@ -68,6 +68,7 @@ from course.grading.sandbox.processes import kill_strays
 from course.grading.verdicts.connection import AnswerTimeout, KernelGone
 from course.grading.verdicts.judge import load_code, serve_code
 from course.grading.verdicts.zygote import JudgeFailed, JudgeServer, utf8_prefix
+from course.notebook import cells
 
 _PROCESS_LIMIT = re.compile(r"BlockingIOError|Resource temporarily unavailable|can't start new thread")
 _MEMORY_LIMIT = re.compile(r"MemoryError|can't allocate memory|cannot allocate memory|not enough memory", re.IGNORECASE)
@@ -96,11 +97,6 @@ def judge_server(sandbox: Sandbox) -> JudgeServer:
 def error_output(ename: str, evalue: str) -> NotebookNode:
     return NotebookNode(output_type="error", ename=ename, evalue=evalue,
                         traceback=[f"\x1b[0;31m{ename}\x1b[0m: {evalue}"])
-
-
-def is_test_cell(cell) -> bool:
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
 class GuardedExecute(Execute):
@@ -217,9 +213,12 @@ class GuardedExecute(Execute):
         except Exception as error:
             self._not_started(error)
             raise
-        if await self._async_quiet(load_code(), timeout=120) is None:
+        loaded = await self._async_quiet(load_code(), timeout=120)
+        if loaded is None or loaded.get("status") != "ok":
             await self._async_cleanup_kernel()
-            error = RuntimeError("the new kernel stopped answering before any cell ran")
+            error = RuntimeError("the new kernel stopped answering before any cell ran" if loaded is None else
+                                 f"the answer server did not load in the new kernel: {loaded.get('ename')}: "
+                                 f"{str(loaded.get('evalue'))[:200]}")
             self._not_started(error)
             raise error
         return kc
@@ -235,7 +234,7 @@ class GuardedExecute(Execute):
             cell.outputs = [error_output(NOT_RUN if self._gave_up else NOTEBOOK_TIMEOUT, reason)]
             cell.execution_count = None
             return cell, self.resources
-        if is_test_cell(cell):
+        if cells.is_test(cell):
             self._student_ran = True
             return self._test_outside(cell, index)
         grader_only = not self._student_ran and self._is_next_setup_cell(cell)

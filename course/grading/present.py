@@ -28,7 +28,7 @@ from course.grading.contract import (
     OUTPUT_LOST,
     GradeRun,
 )
-from course.grading.execute import is_test_cell
+from course.notebook import cells
 from course.notebook.cells import HIDDEN_NOTE, without_hidden
 
 _NETWORK = re.compile(r"Network is unreachable|name resolution|Name or service not known|"
@@ -147,7 +147,7 @@ def _execution(nb, where: str) -> list[tuple[str, str]]:
         if cell.cell_type != "code":
             continue
         label = f"cell {i}" + (f" ({_nbgrader_meta(cell).get('grade_id')})" if _nbgrader_meta(cell).get("grade_id") else "")
-        test = is_test_cell(cell)
+        test = cells.is_test(cell)
         for output in cell.get("outputs", []):
             text = output.get("text", "") if output.output_type == "stream" else ""
             if NOTE in text:
@@ -238,17 +238,17 @@ def table(rows: dict[str, dict[str, tuple[float, float] | None]], assignments: l
     header = ["student", *short, "total"]
     lines = []
     for student in sorted(rows):
-        cells, got, most = [student], 0.0, 0.0
+        row, got, most = [student], 0.0, 0.0
         for a in assignments:
             value = rows[student].get(a)
             if value is None:
-                cells.append("-")
+                row.append("-")
                 continue
             score, max_score = value
             got, most = got + score, most + max_score
-            cells.append(f"{_num(score)}/{_num(max_score)}" + ("!" if (student, a) in flagged else ""))
-        cells.append(f"{_num(got)}/{_num(most)}")
-        lines.append(cells)
+            row.append(f"{_num(score)}/{_num(max_score)}" + ("!" if (student, a) in flagged else ""))
+        row.append(f"{_num(got)}/{_num(most)}")
+        lines.append(row)
     widths = [max(len(str(r[i])) for r in [header, *lines]) for i in range(len(header))]
     fmt = lambda r: "  ".join(str(v).ljust(w) if i == 0 else str(v).rjust(w) for i, (v, w) in enumerate(zip(r, widths)))
     return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, lines)])

@@ -33,6 +33,7 @@ from nbconvert.filters.highlight import Highlight2HTML
 from nbconvert.utils.base import NbConvertBase
 from nbgrader.preprocessors import NbGraderPreprocessor
 
+from course.notebook import cells
 from course.notebook.cells import HIDDEN_BEGIN, HIDDEN_END, without_hidden
 
 REDACTED = "[hidden test code]"
@@ -53,11 +54,6 @@ def hidden_lines(source: str) -> list[str]:
     return lines
 
 
-def _is_test(cell) -> bool:
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
-
-
 class HideHiddenTests(NbGraderPreprocessor):
     """Remove hidden tests' code from a notebook about to become feedback (see the module docstring)."""
 
@@ -72,7 +68,7 @@ class HideHiddenTests(NbGraderPreprocessor):
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue
-            test = _is_test(cell)
+            test = cells.is_test(cell)
             for output in cell.get("outputs", []):
                 if output.output_type == "error" and test:
                     output.traceback = [f"{output.ename}: {output.evalue}"]

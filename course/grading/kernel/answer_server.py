@@ -37,14 +37,48 @@ import sys as _sys
 
 import torch as _torch
 
-_HEADER = _struct.Struct("!Q")
-# Modules the grader imports itself when a value is one of them (or one of their classes).
-_LIBRARIES = ("torch", "numpy", "math", "collections", "functools", "itertools", "operator", "helpers",
-              "builtins", "typing", "random", "copy", "os", "pathlib", "tempfile", "matplotlib")
-_SCALARS = (type(None), bool, int, float, complex, str, bytes)
+# The protocol's names (course.grading.kernel.protocol): in the kernel its text has run in this module's namespace
+# just before this file's (the kernel has no `course` package); imported when this file is imported as a module.
+if "MAGIC" not in globals():
+    from course.grading.kernel.protocol import (  # noqa: F401 - the kernel's copy needs no import
+        AUTOCAST_DEVICES,
+        END,
+        HEADER,
+        HELLO,
+        LIBRARIES,
+        MAGIC,
+        MAX_EXCEPTION_TEXT,
+        OK,
+        RAISE,
+        SCALARS,
+        TAG_ATTRS,
+        TAG_DEVICE,
+        TAG_DTYPE,
+        TAG_FROZENSET,
+        TAG_GENERATOR,
+        TAG_GRAPH,
+        TAG_HANDLE,
+        TAG_LIBRARY,
+        TAG_LIST,
+        TAG_MAPPING,
+        TAG_MODULE,
+        TAG_NUMPY_ARRAY,
+        TAG_NUMPY_SCALAR,
+        TAG_OPAQUE,
+        TAG_RECORD,
+        TAG_REF,
+        TAG_SET,
+        TAG_SIZE,
+        TAG_TENSOR,
+        TAG_TUPLE,
+        WIRE_BYTES,
+        WIRE_COMPLEX,
+        WIRE_DICT,
+        WIRE_FLOAT,
+        WIRE_TENSOR,
+        WIRE_TUPLE,
+    )
 
-
-MAGIC = b"CW1"
 
 
 def pack(value):
@@ -58,25 +92,25 @@ def pack(value):
             raise TypeError("nested too deeply")
         kind = type(v)
         if kind is float and v != v or kind is float and v in (float("inf"), float("-inf")):
-            return {"$f": repr(v)}
+            return {WIRE_FLOAT: repr(v)}
         if kind in (type(None), bool, int, float, str):
             return v
         if kind is complex:
-            return {"$c": [tree(v.real, depth + 1), tree(v.imag, depth + 1)]}
+            return {WIRE_COMPLEX: [tree(v.real, depth + 1), tree(v.imag, depth + 1)]}
         if kind is bytes:
             blobs.append(v)
-            return {"$b": len(blobs) - 1}
+            return {WIRE_BYTES: len(blobs) - 1}
         if kind is _torch.Tensor:
             t = v.detach().contiguous()
             data = _ctypes.string_at(t.data_ptr(), t.numel() * t.element_size()) if t.numel() else b""
             blobs.append(data)
-            return {"$t": [len(blobs) - 1, str(t.dtype).removeprefix("torch."), list(t.shape)]}
+            return {WIRE_TENSOR: [len(blobs) - 1, str(t.dtype).removeprefix("torch."), list(t.shape)]}
         if kind is tuple:
-            return {"$u": [tree(x, depth + 1) for x in v]}
+            return {WIRE_TUPLE: [tree(x, depth + 1) for x in v]}
         if kind is list:
             return [tree(x, depth + 1) for x in v]
         if kind is dict:
-            return {"$d": [[tree(k, depth + 1), tree(x, depth + 1)] for k, x in v.items()]}
+            return {WIRE_DICT: [[tree(k, depth + 1), tree(x, depth + 1)] for k, x in v.items()]}
         raise TypeError(f"{kind.__name__} is not data")
 
     header = _json.dumps({"v": tree(value, 0), "blobs": [len(b) for b in blobs]}).encode()
@@ -147,7 +181,7 @@ class _Server:
             self.handles[number], self.numbers[id(obj)] = obj, number
         self.escaped = True
         classes = [f"{getattr(c, '__module__', '')}.{getattr(c, '__qualname__', '')}" for c in type(obj).__mro__]
-        return ("H", number, type(obj).__name__, callable(obj), [c for c in classes if type(c) is str])
+        return (TAG_HANDLE, number, type(obj).__name__, callable(obj), [c for c in classes if type(c) is str])
 
     def tensor(self, t, depth):
         plain = t.detach()
@@ -158,28 +192,28 @@ class _Server:
         else:
             data = plain.to("cpu").as_subclass(_torch.Tensor).clone().contiguous()
         grad = t.grad if t.is_leaf and t.requires_grad else None
-        return ("T", data, shape, device, bool(t.requires_grad), self.out(grad, depth + 1) if grad is not None else None,
+        return (TAG_TENSOR, data, shape, device, bool(t.requires_grad), self.out(grad, depth + 1) if grad is not None else None,
                 isinstance(t, _torch.nn.Parameter))
 
     def library(self, obj):
-        """("G", module, qualname) when `obj` is a library's own object, reachable by that name."""
+        """(TAG_LIBRARY, module, qualname) when `obj` is a library's own object, reachable by that name."""
         module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
-        if type(module) is not str or type(qualname) is not str or module.split(".")[0] not in _LIBRARIES:
+        if type(module) is not str or type(qualname) is not str or module.split(".")[0] not in LIBRARIES:
             return None
         found = _sys.modules.get(module)
         for part in qualname.split("."):
             found = getattr(found, part, None)
-        return ("G", module, qualname) if found is obj else None
+        return (TAG_LIBRARY, module, qualname) if found is obj else None
 
     def out(self, value, depth=0):
         if depth > 60:
             return self.handle(value)
         kind = type(value)
-        if kind in _SCALARS:
+        if kind in SCALARS:
             return value
         index = self.node_ids.get(id(value))
         if index is not None and self.nodes[index] is value:
-            return ("R", index)
+            return (TAG_REF, index)
         if isinstance(value, _torch.Tensor):
             if kind not in (_torch.Tensor, _torch.nn.Parameter):
                 value = _torch.Tensor.as_subclass(value, _torch.Tensor)    # a subclass: its values, plainly
@@ -188,28 +222,28 @@ class _Server:
             if value.grad_fn is not None and value.device.type != "meta":
                 # Its values, for the grader to compute with, and the tensor itself, kept here for its backward
                 # pass (course.grading.verdicts.remote._graph_values).
-                return ("TG", self.tensor(value, depth), self.handle(value))
+                return (TAG_GRAPH, self.tensor(value, depth), self.handle(value))
             if value.grad_fn is not None:
                 return self.handle(value)
             return self.tensor(value, depth)
         if kind is _torch.device:
-            return ("D", str(value))
+            return (TAG_DEVICE, str(value))
         if kind is _torch.dtype:
-            return ("DT", str(value).removeprefix("torch."))
+            return (TAG_DTYPE, str(value).removeprefix("torch."))
         if kind is _torch.Size:
-            return ("S", [int(n) for n in value])
+            return (TAG_SIZE, [int(n) for n in value])
         if kind is tuple:
-            return ("tuple", [self.out(v, depth + 1) for v in value])
+            return (TAG_TUPLE, [self.out(v, depth + 1) for v in value])
         if kind is list:
-            return ("L", [self.out(v, depth + 1) for v in value])
+            return (TAG_LIST, [self.out(v, depth + 1) for v in value])
         if kind is set or kind is frozenset:
-            return ("set" if kind is set else "fset", [self.out(v, depth + 1) for v in value])
+            return (TAG_SET if kind is set else TAG_FROZENSET, [self.out(v, depth + 1) for v in value])
         if kind is dict or kind.__module__ == "collections" and kind.__name__ in ("OrderedDict", "defaultdict"):
-            return ("M", [[self.out(k, depth + 1), self.out(v, depth + 1)] for k, v in value.items()], kind.__name__)
+            return (TAG_MAPPING, [[self.out(k, depth + 1), self.out(v, depth + 1)] for k, v in value.items()], kind.__name__)
         if kind.__name__ == "module" and isinstance(value, type(_sys)):
             name = getattr(value, "__name__", None)
-            if type(name) is str and _sys.modules.get(name) is value and name.split(".")[0] in _LIBRARIES:
-                return ("MOD", name)
+            if type(name) is str and _sys.modules.get(name) is value and name.split(".")[0] in LIBRARIES:
+                return (TAG_MODULE, name)
             return self.handle(value)
         plain = self.plain(value, depth)
         if plain is not None:
@@ -217,7 +251,7 @@ class _Server:
         if _dataclasses.is_dataclass(value) and not isinstance(value, type):
             found = self.library(type(value))       # a record of the course's probes (helpers' own dataclass)
             if found:
-                return ("DC", found[1], found[2],
+                return (TAG_RECORD, found[1], found[2],
                         [[f.name, self.out(getattr(value, f.name), depth + 1)] for f in _dataclasses.fields(value)])
         if isinstance(value, type):     # a library's class is the grader's own; a function runs here
             found = self.library(value)
@@ -227,14 +261,14 @@ class _Server:
 
     @staticmethod
     def numpy_value(value):
-        """("NPS", dtype, number) or ("NPA", tensor) for numpy's numbers and numeric arrays, else None."""
+        """(TAG_NUMPY_SCALAR, dtype, number) or (TAG_NUMPY_ARRAY, tensor) for numpy's numbers and numeric arrays, else None."""
         np = _sys.modules.get("numpy")
         if np is None or not isinstance(value, (np.generic, np.ndarray)) or value.dtype.kind not in "biufc":
             return None
         if isinstance(value, np.generic):
-            return ("NPS", str(value.dtype), value.item())
+            return (TAG_NUMPY_SCALAR, str(value.dtype), value.item())
         try:
-            return ("NPA", _torch.from_numpy(np.ascontiguousarray(value)).clone())
+            return (TAG_NUMPY_ARRAY, _torch.from_numpy(np.ascontiguousarray(value)).clone())
         except (TypeError, RuntimeError):        # a dtype torch does not have
             return None
 
@@ -249,26 +283,26 @@ class _Server:
             if isinstance(value, base):
                 return read(value)
         if isinstance(value, tuple) and not isinstance(value, _torch.Size):
-            return ("tuple", [self.out(v, depth + 1) for v in tuple.__iter__(value)])
+            return (TAG_TUPLE, [self.out(v, depth + 1) for v in tuple.__iter__(value)])
         if isinstance(value, list):
-            return ("L", [self.out(v, depth + 1) for v in list.__iter__(value)])
+            return (TAG_LIST, [self.out(v, depth + 1) for v in list.__iter__(value)])
         return None
 
     def state(self, node):
         """What the grader needs to bring its copy of argument `node` up to date."""
         if isinstance(node, _torch.Tensor):
             plain = node.detach()
-            return self.tensor(node, 0) if plain.layout == _torch.strided else ("X",)
+            return self.tensor(node, 0) if plain.layout == _torch.strided else (TAG_OPAQUE,)
         if type(node) is list:
-            return ("L", [self.out(v, 1) for v in node])
+            return (TAG_LIST, [self.out(v, 1) for v in node])
         if isinstance(node, dict):
-            return ("M", [[self.out(k, 1), self.out(v, 1)] for k, v in node.items()], type(node).__name__)
+            return (TAG_MAPPING, [[self.out(k, 1), self.out(v, 1)] for k, v in node.items()], type(node).__name__)
         if isinstance(node, _torch.Generator):
-            return ("GEN", node.get_state())
+            return (TAG_GENERATOR, node.get_state())
         attrs = getattr(node, "__dict__", None)
         if type(attrs) is not dict:
-            return ("X",)
-        return ("A", [[name, self.out(value, 1)] for name, value in attrs.items() if type(name) is str])
+            return (TAG_OPAQUE,)
+        return (TAG_ATTRS, [[name, self.out(value, 1)] for name, value in attrs.items() if type(name) is str])
 
     # -- torch's global state ----------------------------------------------------------------
 
@@ -280,7 +314,7 @@ class _Server:
         sent = None if self.last_rng is not None and _torch.equal(rng, self.last_rng) else rng
         self.last_rng = rng
         autocast = [[d, bool(_torch.is_autocast_enabled(d)), str(_torch.get_autocast_dtype(d)).removeprefix("torch.")]
-                    for d in ("cpu", "cuda")]
+                    for d in AUTOCAST_DEVICES]
         return [bool(_torch.is_grad_enabled()), sent, str(_torch.get_default_dtype()).removeprefix("torch."),
                 autocast, str(_torch.get_default_device())]
 
@@ -334,13 +368,13 @@ class _Server:
             else:
                 raise ValueError(f"unknown request {op!r}")
             self.escaped = False
-            reply = ["ok", self.out(result)]
+            reply = [OK, self.out(result)]
             escaped = self.escaped
         except KeyboardInterrupt:       # the grader interrupts a call that ran out of time
             raise
         except BaseException as error:  # noqa: BLE001 - every failure goes back to the grader as data
             names = [c.__name__ for c in type(error).__mro__ if isinstance(getattr(c, "__name__", None), str)]
-            reply = ["raise", names, str(error)[:10000]]
+            reply = [RAISE, names, str(error)[:MAX_EXCEPTION_TEXT]]
         nodes = self.nodes
         reply.append(self.states(nodes))
         reply.append([self.states(kept) for kept in self.kept])
@@ -388,12 +422,12 @@ def _receive(sock):
             n -= len(chunk)
         return b"".join(chunks)
 
-    (size,) = _HEADER.unpack(exactly(_HEADER.size))
+    (size,) = HEADER.unpack(exactly(HEADER.size))
     return exactly(size)
 
 
 def _send(sock, data):
-    sock.sendall(_HEADER.pack(len(data)) + data)
+    sock.sendall(HEADER.pack(len(data)) + data)
 
 
 def _course_serve(path, namespace):
@@ -402,10 +436,10 @@ def _course_serve(path, namespace):
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.connect(path)
     try:
-        _send(sock, pack(["hello", server.global_state()]))
+        _send(sock, pack([HELLO, server.global_state()]))
         while True:
             data = _receive(sock)
-            if data == b"end":
+            if data == END:
                 server.set_global_state(_pickle.loads(_receive(sock)))
                 return
             try:
@@ -413,18 +447,18 @@ def _course_serve(path, namespace):
             except (KeyboardInterrupt, SystemExit):
                 raise
             except BaseException as error:  # noqa: BLE001 - a request that could not be read
-                reply = ["raise", [type(error).__name__], str(error)[:10000], [], [], server.global_state(), []]
+                reply = [RAISE, [type(error).__name__], str(error)[:MAX_EXCEPTION_TEXT], [], [], server.global_state(), []]
             try:
                 data = pack(reply)
             except Exception as error:  # noqa: BLE001 - something in the answer that is not data
-                data = pack(["raise", ["TypeError", "Exception"], f"the answer could not be sent: {error}"[:10000],
+                data = pack([RAISE, ["TypeError", "Exception"], f"the answer could not be sent: {error}"[:MAX_EXCEPTION_TEXT],
                              [], [], server.global_state(), []])
             _send(sock, data)
     finally:
         sock.close()
 
 
-_SERVERS = {}       # this module is loaded once per kernel (see course.grading.verdicts.judge.serve_code)
+_SERVERS = {}       # this module is loaded once per kernel (see course.grading.verdicts.judge.load_code)
 
 # Unpickling a tensor imports parts of torch on first use: let that happen now, when the kernel starts
 # (course.grading.verdicts.judge.load_code), not in the middle of a test, after student code has run.

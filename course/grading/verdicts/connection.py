@@ -9,12 +9,20 @@ import copyreg
 import io
 import pickle
 import socket
-import struct
 import types
 from time import monotonic
 
 import torch
 
+from course.grading.kernel.protocol import (
+    END,
+    HEADER,
+    HELLO,
+    MAX_ANSWER,
+    MAX_KEPT,
+    OK,
+    RAISE,
+)
 from course.grading.verdicts.decode import Decoder, KernelObject
 from course.grading.verdicts.mirror import Files
 from course.grading.verdicts.remote import RemoteObject
@@ -22,8 +30,6 @@ from course.grading.verdicts.state import global_state, set_global_state
 from course.grading.verdicts.sync import apply_all, nodes_of
 from course.grading.verdicts.wire import WireError, decode
 
-_HEADER = struct.Struct("!Q")
-MAX_ANSWER = 64 << 20           # bytes one answer may take
 _EXCEPTIONS = {"UnpicklingError": pickle.UnpicklingError}
 
 
@@ -62,12 +68,12 @@ class Connection:
     def send(self, data: bytes) -> None:
         self.sock.settimeout(max(0.1, self.deadline - monotonic()))
         try:
-            self.sock.sendall(_HEADER.pack(len(data)) + data)
+            self.sock.sendall(HEADER.pack(len(data)) + data)
         except OSError as error:
             raise KernelGone(f"the kernel stopped answering ({type(error).__name__})") from None
 
     def receive(self) -> bytes:
-        size = _HEADER.unpack(self._exactly(_HEADER.size))[0]
+        size = HEADER.unpack(self._exactly(HEADER.size))[0]
         if size > MAX_ANSWER:
             raise WireError(f"an answer of {size} bytes is more than the {MAX_ANSWER} allowed")
         return self._exactly(size)
@@ -96,12 +102,12 @@ class Connection:
     def start(self) -> None:
         """Take over the kernel's global state: the test starts where the notebook left torch."""
         hello = decode(self.receive())
-        if type(hello) is not list or len(hello) != 2 or hello[0] != "hello":
+        if type(hello) is not list or len(hello) != 2 or hello[0] != HELLO:
             raise WireError("the kernel did not greet as the answer server does")
         self.adopt(hello[1])
 
     def finish(self) -> None:
-        self.send(b"end")
+        self.send(END)
         self.send(pickle.dumps(global_state()))
 
     # -- torch's global state, both ways: the random state only when it changed (it is 5 kB) -----------
@@ -138,7 +144,7 @@ class Connection:
         self.requests += 1
         self.send(buffer.getvalue())
         reply = decode(self.receive())
-        if type(reply) is not list or len(reply) < 6 or reply[0] not in ("ok", "raise"):
+        if type(reply) is not list or len(reply) < 6 or reply[0] not in (OK, RAISE):
             raise WireError("an answer of the wrong form")
         states, kept_states, kernel_state, files = reply[-4:]
         if self.files is not None:
@@ -148,7 +154,7 @@ class Connection:
         apply_all(self, nodes, states)
         decoder = Decoder(self, nodes)
         self.adopt(kernel_state)
-        if reply[0] == "raise":
+        if reply[0] == RAISE:
             raise exception_of(reply[1], reply[2])
         value = decoder.value(reply[1])
         if decoder.escaped:
@@ -156,7 +162,6 @@ class Connection:
         return value
 
 
-MAX_KEPT = 64      # argument lists kept in sync at once; the oldest goes first
 
 
 def keep(kept: list, nodes: list) -> None:

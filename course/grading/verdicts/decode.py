@@ -11,6 +11,27 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from course.grading.kernel.protocol import (
+    CLASS_LIBRARIES,
+    LIBRARIES,
+    TAG_DEVICE,
+    TAG_DTYPE,
+    TAG_FROZENSET,
+    TAG_GRAPH,
+    TAG_HANDLE,
+    TAG_LIBRARY,
+    TAG_LIST,
+    TAG_MAPPING,
+    TAG_MODULE,
+    TAG_NUMPY_ARRAY,
+    TAG_NUMPY_SCALAR,
+    TAG_RECORD,
+    TAG_REF,
+    TAG_SET,
+    TAG_SIZE,
+    TAG_TENSOR,
+    TAG_TUPLE,
+)
 from course.grading.verdicts.remote import RemoteObject
 from course.grading.verdicts.state import available
 from course.grading.verdicts.wire import SCALARS, WireError, hash_safe
@@ -52,38 +73,38 @@ class Decoder:
         if kind is not tuple or not item or type(item[0]) is not str:
             raise WireError(f"an untagged {kind.__name__}")
         tag, rest = item[0], item[1:]
-        if tag == "R" and len(rest) == 1 and type(rest[0]) is int and 0 <= rest[0] < len(self.nodes):
+        if tag == TAG_REF and len(rest) == 1 and type(rest[0]) is int and 0 <= rest[0] < len(self.nodes):
             return self.nodes[rest[0]]
-        if tag == "H" and len(rest) == 4 and type(rest[0]) is int and type(rest[1]) is str and type(rest[3]) is list:
+        if tag == TAG_HANDLE and len(rest) == 4 and type(rest[0]) is int and type(rest[1]) is str and type(rest[3]) is list:
             self.escaped = True
             if self.inert:
                 return KernelObject(rest[0], rest[1][:100])
             classes = tuple(c for c in rest[3][:100] if type(c) is str)
             channel = self.connection.channel
             return channel.objects.setdefault(rest[0], RemoteObject(channel, rest[0], rest[1][:100], classes))
-        if tag == "T":
+        if tag == TAG_TENSOR:
             return self.tensor(rest, depth)
-        if tag == "TG" and len(rest) == 2 and type(rest[0]) is tuple and rest[0][:1] == ("T",) \
-                and type(rest[1]) is tuple and len(rest[1]) == 5 and rest[1][0] == "H" and type(rest[1][1]) is int:
+        if tag == TAG_GRAPH and len(rest) == 2 and type(rest[0]) is tuple and rest[0][:1] == (TAG_TENSOR,) \
+                and type(rest[1]) is tuple and len(rest[1]) == 5 and rest[1][0] == TAG_HANDLE and type(rest[1][1]) is int:
             self.escaped = True     # the arguments that made it stay in sync: a backward() reaches them
             return graph_values(self.tensor(rest[0][1:], depth), self.connection.channel, rest[1][1])
-        if tag == "D" and len(rest) == 1 and type(rest[0]) is str:
+        if tag == TAG_DEVICE and len(rest) == 1 and type(rest[0]) is str:
             return _device(rest[0])
-        if tag == "DT" and len(rest) == 1 and type(rest[0]) is str:
+        if tag == TAG_DTYPE and len(rest) == 1 and type(rest[0]) is str:
             dtype = getattr(torch, rest[0], None)
             if isinstance(dtype, torch.dtype):
                 return dtype
-        if tag == "S" and len(rest) == 1 and type(rest[0]) is list and all(type(n) is int for n in rest[0]):
+        if tag == TAG_SIZE and len(rest) == 1 and type(rest[0]) is list and all(type(n) is int for n in rest[0]):
             return torch.Size(rest[0])
-        if tag in ("tuple", "L", "set", "fset") and len(rest) == 1 and type(rest[0]) is list:
+        if tag in (TAG_TUPLE, TAG_LIST, TAG_SET, TAG_FROZENSET) and len(rest) == 1 and type(rest[0]) is list:
             items = [self.value(v, depth + 1) for v in rest[0]]
-            if tag in ("set", "fset"):
+            if tag in (TAG_SET, TAG_FROZENSET):
                 items = [hash_safe(item) for item in items]
             try:
-                return {"tuple": tuple, "L": list, "set": set, "fset": frozenset}[tag](items)
+                return {TAG_TUPLE: tuple, TAG_LIST: list, TAG_SET: set, TAG_FROZENSET: frozenset}[tag](items)
             except TypeError:
                 raise WireError("an unhashable set item") from None
-        if tag == "M" and len(rest) == 2 and type(rest[0]) is list and type(rest[1]) is str:
+        if tag == TAG_MAPPING and len(rest) == 2 and type(rest[0]) is list and type(rest[1]) is str:
             made = {"OrderedDict": OrderedDict, "defaultdict": dict}.get(rest[1], dict)()
             for pair in rest[0]:
                 if type(pair) is not list or len(pair) != 2:
@@ -94,9 +115,9 @@ class Decoder:
                 except TypeError:
                     raise WireError("an unhashable dict key") from None
             return made
-        if tag == "G" and len(rest) == 2 and all(type(v) is str for v in rest):
+        if tag == TAG_LIBRARY and len(rest) == 2 and all(type(v) is str for v in rest):
             return _library_object(*rest)
-        if tag == "DC" and len(rest) == 3 and all(type(v) is str for v in rest[:2]) and type(rest[2]) is list:
+        if tag == TAG_RECORD and len(rest) == 3 and all(type(v) is str for v in rest[:2]) and type(rest[2]) is list:
             kind = _library_object(rest[0], rest[1])
             if not dataclasses.is_dataclass(kind) or not kind.__module__.startswith("helpers."):
                 raise WireError("a record that is not one of the course's")
@@ -109,12 +130,12 @@ class Decoder:
                 return kind(**fields)
             except TypeError:
                 raise WireError("a record with the wrong fields") from None
-        if tag == "NPS" and len(rest) == 2 and type(rest[0]) is str and type(rest[1]) in (bool, int, float, complex):
+        if tag == TAG_NUMPY_SCALAR and len(rest) == 2 and type(rest[0]) is str and type(rest[1]) in (bool, int, float, complex):
             return _numpy_dtype(rest[0]).type(rest[1])
-        if tag == "NPA" and len(rest) == 1 and type(rest[0]) is torch.Tensor:
+        if tag == TAG_NUMPY_ARRAY and len(rest) == 1 and type(rest[0]) is torch.Tensor:
             _numpy_dtype(str(rest[0].dtype).removeprefix("torch."))
             return rest[0].numpy()
-        if tag == "MOD" and len(rest) == 1 and type(rest[0]) is str:
+        if tag == TAG_MODULE and len(rest) == 1 and type(rest[0]) is str:
             return _library_module(rest[0])
         raise WireError(f"an answer tagged {tag[:20]!r} of the wrong form")
 
@@ -179,20 +200,13 @@ def _numpy_dtype(name: str):
     return numpy.dtype(name)
 
 
-_LIBRARIES = ("torch", "numpy", "math", "collections", "functools", "itertools", "operator", "helpers",
-              "builtins", "typing", "random", "copy", "os", "pathlib", "tempfile", "matplotlib")
-
-
-_CLASS_LIBRARIES = ("torch", "numpy", "helpers", "collections", "builtins", "typing")
-
-
 def _library_module(name: str):
     """The judge's own copy of a library module the notebook refers to (never a student's module). Only one
     the judge has imported already: importing on the kernel's word would run a module's code chosen by the
     kernel (one that exits when imported)."""
     import sys
 
-    module = sys.modules.get(name) if type(name) is str and name.split(".")[0] in _LIBRARIES else None
+    module = sys.modules.get(name) if type(name) is str and name.split(".")[0] in LIBRARIES else None
     if module is None:
         raise WireError(f"a module the judge has not imported: {str(name)[:80]}")
     return module
@@ -200,7 +214,7 @@ def _library_module(name: str):
 
 def _library_object(module: str, qualname: str) -> type:
     """The grader's own class of a library (a function would run here: those stay in the kernel)."""
-    if module.split(".")[0] not in _CLASS_LIBRARIES:
+    if module.split(".")[0] not in CLASS_LIBRARIES:
         raise WireError(f"a class the grader does not take from its own libraries: {module[:80]}")
     found = _library_module(module)
     for part in qualname.split("."):

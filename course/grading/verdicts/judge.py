@@ -28,33 +28,34 @@ from course.grading.verdicts.mirror import Files
 from course.grading.verdicts.state import global_state, set_global_state
 from helpers.selfcheck import names_of
 
-SERVER_SOURCE = (Path(__file__).parents[1] / "kernel" / "answer_server.py").read_text()
+_KERNEL_SIDE = Path(__file__).parents[1] / "kernel"
+PROTOCOL_SOURCE = (_KERNEL_SIDE / "protocol.py").read_text()
+SERVER_SOURCE = (_KERNEL_SIDE / "answer_server.py").read_text()
 
-# What the kernel runs: load the server once, as a module of its own (never in the notebook's
-# namespace) with the builtins as they are before any student cell (`load_code`, when the kernel
-# starts), then serve the notebook's names until the grader says the test is over (`serve_code`).
-# Neither is a defence (a student's code can undo both); they keep a notebook that reuses a builtin's
-# name or patches one from breaking the conversation its own answers are judged through.
+# What the kernel runs when it starts, before any student cell (`load_code`): the protocol and then the
+# server, as one module of its own (never in the notebook's namespace), with the builtins as they are
+# then. Sent once per kernel; for each test cell, `serve_code` only asks it to serve the notebook's names
+# until the grader says the test is over. Neither is a defence (a student's code can undo both); they
+# keep a notebook that reuses a builtin's name or patches one from breaking the conversation its own
+# answers are judged through.
 _BOOT = """
 import builtins, sys, types
-module = sys.modules.get("_course_answers")
-if module is None:
-    module = types.ModuleType("_course_answers")
-    module.__dict__["__builtins__"] = dict(vars(builtins))
-    exec(compile(SOURCE, "<course answers>", "exec"), module.__dict__)
-    sys.modules["_course_answers"] = module
-if PATH:
-    module._course_serve(PATH, NAMESPACE)
+module = types.ModuleType("_course_answers")
+module.__dict__["__builtins__"] = dict(vars(builtins))
+exec(compile(PROTOCOL, "<course protocol>", "exec"), module.__dict__)
+exec(compile(SOURCE, "<course answers>", "exec"), module.__dict__)
+sys.modules["_course_answers"] = module
 """
 
 
-def serve_code(socket_path: str) -> str:
-    return (f"exec({_BOOT!r}, {{'SOURCE': {SERVER_SOURCE!r}, 'PATH': {socket_path!r}, "
-            f"'NAMESPACE': get_ipython().user_ns}})")
-
-
 def load_code() -> str:
-    return serve_code("")
+    """Load the answer server in a new kernel (its reply says whether it loaded)."""
+    return f"exec({_BOOT!r}, {{'PROTOCOL': {PROTOCOL_SOURCE!r}, 'SOURCE': {SERVER_SOURCE!r}}})"
+
+
+def serve_code(socket_path: str) -> str:
+    """Serve one test's requests on `socket_path`."""
+    return f"__import__('sys').modules['_course_answers']._course_serve({socket_path!r}, get_ipython().user_ns)"
 
 
 class Judge:

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import torch
 
+from course.grading.kernel.protocol import AUTOCAST_DEVICES, DTYPES
 from course.grading.verdicts.wire import WireError
 
 # -- torch's global state -------------------------------------------------------------------------------
 
-AUTOCAST_DEVICES = ("cpu", "cuda")     # autocast's state (on or off, and its dtype) travels for these
-_DTYPES = ("float32", "float64", "float16", "bfloat16")
 
 
 def global_state() -> list:
@@ -34,11 +33,11 @@ def set_global_state(state) -> None:
             torch.set_rng_state(rng)
         except RuntimeError:
             pass
-    if type(dtype) is str and dtype in _DTYPES:
+    if type(dtype) is str and dtype in DTYPES:
         torch.set_default_dtype(getattr(torch, dtype))
     for entry in autocast if type(autocast) is list else []:
         if type(entry) is list and len(entry) == 3 and entry[0] in AUTOCAST_DEVICES and type(entry[1]) is bool \
-                and type(entry[2]) is str and entry[2] in _DTYPES:
+                and type(entry[2]) is str and entry[2] in DTYPES:
             torch.set_autocast_enabled(entry[0], entry[1])
             try:
                 torch.set_autocast_dtype(entry[0], getattr(torch, entry[2]))

@@ -12,6 +12,14 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from course.grading.kernel.protocol import (
+    TAG_ATTRS,
+    TAG_GENERATOR,
+    TAG_LIST,
+    TAG_MAPPING,
+    TAG_OPAQUE,
+    TAG_TENSOR,
+)
 from course.grading.verdicts.decode import Decoder, KernelObject
 from course.grading.verdicts.remote import RemoteObject
 from course.grading.verdicts.wire import SCALARS, WireError
@@ -32,27 +40,27 @@ def apply_all(connection: Connection, nodes: list, states) -> None:
 
 def _apply(node, state, decoder: Decoder) -> None:
     """Bring the grader's `node` to the `state` its copy in the kernel has after the call."""
-    if type(state) is not tuple or not state or type(state[0]) is not str or state[0] == "X":
+    if type(state) is not tuple or not state or type(state[0]) is not str or state[0] == TAG_OPAQUE:
         return
     tag = state[0]
     try:
-        if tag == "T" and isinstance(node, torch.Tensor):
+        if tag == TAG_TENSOR and isinstance(node, torch.Tensor):
             _apply_tensor(node, decoder.tensor(state[1:], 0))
-        elif tag == "L" and type(node) is list and len(state) == 2:
-            new = decoder.value(("L", state[1]))
+        elif tag == TAG_LIST and type(node) is list and len(state) == 2:
+            new = decoder.value((TAG_LIST, state[1]))
             new = [_keep_own(old, item) for old, item in zip(node, new)] + new[len(node):]
             if not _same(node, new):
                 node[:] = new
-        elif tag == "M" and isinstance(node, dict) and len(state) == 3:
-            new = decoder.value(("M", state[1], "dict"))
+        elif tag == TAG_MAPPING and isinstance(node, dict) and len(state) == 3:
+            new = decoder.value((TAG_MAPPING, state[1], "dict"))
             new = {key: _keep_own(node.get(key, _MISSING), item) for key, item in new.items()}
             if not _same(dict(node), new):
                 node.clear()
                 node.update(new)
-        elif tag == "GEN" and isinstance(node, torch.Generator) and len(state) == 2:
+        elif tag == TAG_GENERATOR and isinstance(node, torch.Generator) and len(state) == 2:
             if type(state[1]) is torch.Tensor and state[1].dtype == torch.uint8:
                 node.set_state(state[1])
-        elif tag == "A" and len(state) == 2 and type(state[1]) is list:
+        elif tag == TAG_ATTRS and len(state) == 2 and type(state[1]) is list:
             attributes = node.__dict__
             for pair in state[1]:
                 if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:

@@ -1,22 +1,12 @@
-"""Data-only values between a student's sandboxed process and the grader (issue 15's first part).
+"""Data-only values from the student's sandboxed process to the judge: `decode` reads an answer that the
+kernel's `answer_server.pack` wrote (the format: `course.grading.kernel.protocol`).
 
-The grader must decide every verdict in a process that never runs student code. What
-crosses from the student's side is therefore data only, and it is decoded without
-running anything the student wrote:
-
-- `encode` (run on the student's side) turns an answer into bytes. It accepts None,
-  bools, ints, floats, complex numbers, strings, bytes, tensors, and tuples, lists and
-  dicts of these (a `state_dict` is a dict of tensors); an exception travels as its
-  type's name and its message. Anything else is refused there, by type.
-- `decode` (run in the grader) reads those bytes: a JSON document (read by Python's
-  `json`, which builds only dicts, lists, strings and numbers) whose tagged parts stand for
-  tuples, dicts, complex numbers, bytes and tensors, and the raw bytes of the tensors,
-  which become plain tensors of an allowed dtype (`torch.frombuffer`). Nothing is
-  unpickled, no class is looked up by name: a sender that sends something else (a pickle,
-  a tensor subclass, a dict subclass) gets a `WireError`, never a running object.
-
-Nothing here trusts the sender: `encode` is a convenience for an honest sender, and
-`decode` holds the whole guarantee.
+An answer is a JSON document (read by Python's `json`, which builds only dicts, lists, strings and
+numbers) whose tagged parts stand for tuples, dicts, complex numbers, bytes and tensors, followed by the
+raw bytes of the tensors, which become plain tensors of an allowed dtype (`torch.frombuffer`). Nothing is
+unpickled, no class is looked up by name: a sender that sends something else (a pickle, a tensor subclass,
+a dict subclass) gets a `WireError`, never a running object. Nothing here trusts the sender: `decode`
+holds the whole guarantee.
 """
 
 from __future__ import annotations
@@ -24,14 +14,20 @@ from __future__ import annotations
 import json
 import math
 import struct
-from dataclasses import dataclass
 
 import torch
 
-from course.grading.kernel.answer_server import MAGIC, pack
+from course.grading.kernel.protocol import (
+    MAGIC,
+    SCALARS,
+    WIRE_BYTES,
+    WIRE_COMPLEX,
+    WIRE_DICT,
+    WIRE_FLOAT,
+    WIRE_TENSOR,
+    WIRE_TUPLE,
+)
 
-SCALARS = (type(None), bool, int, float, complex, str, bytes)
-_EXCEPTION_TAG = "__course_wire_exception__"
 MAX_DEPTH = 64
 
 
@@ -39,29 +35,13 @@ class WireError(ValueError):
     """A value that may not cross between the student's process and the grader."""
 
 
-@dataclass(frozen=True)
-class RemoteError:
-    """An exception raised on the student's side, as data: its type's name and its message."""
-
-    type_name: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.type_name}: {self.message}"
-
-
 _DTYPES = {name: getattr(torch, name) for name in (
     "float32", "float64", "float16", "bfloat16", "complex64", "complex128", "uint8", "int8", "int16", "int32",
     "int64", "bool")}
 
 
-def encode(value) -> bytes:
-    """Bytes holding `value` as data; raises `WireError` for anything that is not data."""
-    return pack(_plain(value, 0))
-
-
 def decode(data: bytes):
-    """The value `encode` (or `course.grading.kernel.answer_server.pack`) wrote, built without running anything from the sender."""
+    """The value `course.grading.kernel.answer_server.pack` wrote, built without running anything from the sender."""
     if type(data) is not bytes or not data.startswith(MAGIC) or len(data) < len(MAGIC) + 4:
         raise WireError("not a data-only value")
     (size,) = struct.unpack("!I", data[len(MAGIC):len(MAGIC) + 4])
@@ -101,17 +81,17 @@ def _tree(item, blobs: list, depth: int, left: list):
     if kind is not dict or len(item) != 1:
         raise WireError("not a data-only value: an untagged object")
     (tag, body), = item.items()
-    if tag == "$u" and type(body) is list:
+    if tag == WIRE_TUPLE and type(body) is list:
         return tuple(_tree(v, blobs, depth + 1, left) for v in body)
-    if tag == "$d" and type(body) is list and all(type(p) is list and len(p) == 2 for p in body):
+    if tag == WIRE_DICT and type(body) is list and all(type(p) is list and len(p) == 2 for p in body):
         return {hash_safe(_tree(k, blobs, depth + 1, left)): _tree(v, blobs, depth + 1, left) for k, v in body}
-    if tag == "$c" and type(body) is list and len(body) == 2:
+    if tag == WIRE_COMPLEX and type(body) is list and len(body) == 2:
         return complex(*(float(_tree(v, blobs, depth + 1, left)) for v in body))
-    if tag == "$f" and body in ("nan", "inf", "-inf"):
+    if tag == WIRE_FLOAT and body in ("nan", "inf", "-inf"):
         return float(body)
-    if tag == "$b" and type(body) is int and 0 <= body < len(blobs):
+    if tag == WIRE_BYTES and type(body) is int and 0 <= body < len(blobs):
         return blobs[body]
-    if tag == "$t" and type(body) is list and len(body) == 3:
+    if tag == WIRE_TENSOR and type(body) is list and len(body) == 3:
         return _tensor(*body, blobs)
     raise WireError("not a data-only value: an unknown tag")
 
@@ -148,34 +128,6 @@ def _tensor(index, dtype_name, shape, blobs) -> torch.Tensor:
     return torch.frombuffer(bytearray(blob), dtype=dtype).reshape(shape)
 
 
-def _plain(value, depth):
-    if depth > MAX_DEPTH:
-        raise WireError("nested too deeply")
-    kind = type(value)
-    if kind in SCALARS:
-        return value
-    if isinstance(value, BaseException):
-        return (_EXCEPTION_TAG, type(value).__name__, str(value))
-    if isinstance(value, RemoteError):
-        return (_EXCEPTION_TAG, value.type_name, value.message)
-    if isinstance(value, torch.Tensor):
-        # A plain tensor of the same values: no subclass, no autograd history, on the CPU.
-        return value.detach().to("cpu").as_subclass(torch.Tensor).clone()
-    if isinstance(value, tuple):
-        return tuple(_plain(v, depth + 1) for v in value)
-    if isinstance(value, list):
-        return [_plain(v, depth + 1) for v in value]
-    if isinstance(value, dict):  # OrderedDict (a state_dict) included: it travels as a dict
-        return {_key(k): _plain(v, depth + 1) for k, v in value.items()}
-    raise WireError(f"{kind.__name__} is not data")
-
-
-def _key(key):
-    if type(key) not in (str, int):
-        raise WireError(f"dict keys must be str or int, not {type(key).__name__}")
-    return key
-
-
 def _checked(value, depth):
     if depth > MAX_DEPTH:
         raise WireError("nested too deeply")
@@ -185,8 +137,6 @@ def _checked(value, depth):
     if kind is torch.Tensor:
         return value
     if kind is tuple:
-        if len(value) == 3 and value[0] == _EXCEPTION_TAG and all(type(v) is str for v in value[1:]):
-            return RemoteError(value[1], value[2])
         return tuple(_checked(v, depth + 1) for v in value)
     if kind is list:
         return [_checked(v, depth + 1) for v in value]
