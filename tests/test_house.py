@@ -1,0 +1,68 @@
+"""The shape of the `course` package (issue 25): imports that never go in a circle, modules of a readable size."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+COURSE = Path(__file__).resolve().parents[1] / "course"
+MAX_LINES = 410
+# Over the limit, and how far they may go until they are split (each a single concern today).
+KNOWN_LONGER = {"course.grading.kernel.answer_server": 470, "course.grading.execute": 460}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in COURSE.rglob("*.py"):
+        name = ".".join(path.relative_to(COURSE.parent).with_suffix("").parts)
+        found[name.removesuffix(".__init__")] = path
+    return found
+
+
+def _runtime_imports(path: Path, known: set[str]) -> set[str]:
+    """The course modules `path` imports when it runs (imports under `if TYPE_CHECKING:` are annotations only)."""
+    tree = ast.parse(path.read_text())
+    skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+               and getattr(node.test, "id", None) == "TYPE_CHECKING" for n in ast.walk(node)}
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped or not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("course"):
+            continue
+        for alias in node.names:
+            sub = f"{node.module}.{alias.name}"
+            found.add(sub if sub in known else node.module)
+    return found
+
+
+def test_no_import_cycle():
+    modules = _modules()
+    graph = {name: _runtime_imports(path, set(modules)) - {name} for name, path in modules.items()}
+    state: dict[str, str] = {}
+
+    def visit(name, trail):
+        state[name] = "open"
+        for dep in sorted(graph.get(name, ())):
+            if state.get(dep) == "open":
+                pytest.fail("import cycle: " + " -> ".join(trail[trail.index(dep):] + [dep]))
+            if dep not in state:
+                visit(dep, trail + [dep])
+        state[name] = "done"
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+
+
+def test_no_module_is_over_the_limit():
+    over = {}
+    for name, path in _modules().items():
+        lines = len(path.read_text().splitlines())
+        if lines > KNOWN_LONGER.get(name, MAX_LINES):
+            over[name] = lines
+    assert not over, f"split these modules: {over}"
+
+
+def test_each_package_says_what_it_is_for():
+    for name, path in _modules().items():
+        if path.name == "__init__.py":
+            assert ast.get_docstring(ast.parse(path.read_text())), f"{name} has no docstring"
