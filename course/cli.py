@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from course.checkout import Course
-from course.grading.contract import CSV_NAME, REPORT_NAME
+from course.notebook.classdir import ClassDir
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     p_grade = sub.add_parser("grade", help="autograde every submission in parallel, sandboxed, with a report",
                              description="Autograde submitted/<student>/<assignment>/ in the class folder with "
                                          "nbgrader, each student kernel in a sandbox; write autograded/, feedback/, "
-                                         f"the gradebook, {CSV_NAME} and {REPORT_NAME}.")
+                                         f"the gradebook, {ClassDir(Path()).grades_csv} and {ClassDir(Path()).report}.")
     p_grade.add_argument("assignments", nargs="*", help="default: every assignment in source/")
     _grading_options(p_grade)
     p_grade.add_argument("--class-dir", type=Path, default=None,
@@ -167,13 +167,14 @@ def _grade(course: Course, assignments: list[str], args) -> int:
     class_dir = (args.class_dir or course.root).resolve()
     if args.roster:
         from course.grading.gradebooks import import_roster
-        import_roster(f"sqlite:///{class_dir / 'gradebook.db'}", args.roster)
+        import_roster(ClassDir(class_dir).db_url, args.roster)
     run = grade(course, class_dir, assignments, _grade_options(args))
     print(run.table)
     print()
     print(run.report)
-    print(f"\ngradebook: {class_dir / 'gradebook.db'}   grades: {class_dir / CSV_NAME}   "
-          f"report: {class_dir / REPORT_NAME}   feedback: {class_dir / 'feedback'}/")
+    folder = ClassDir(class_dir)
+    print(f"\ngradebook: {folder.gradebook}   grades: {folder.grades_csv}   "
+          f"report: {folder.report}   feedback: {folder.feedback()}/")
     from course.grading.class_report.html import write_after_grading
     page = write_after_grading(class_dir, course.assignments())     # the whole class, not just this run's
     if page:

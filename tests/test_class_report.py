@@ -29,7 +29,7 @@ from course.grading.class_report.stats import (AssignmentStats, class_stats, dis
                                  point_biserial)
 from course.grading.class_report.html import page, write_report
 from course.grading.gradebooks import REPORT_COMMENT, quick_schema_stamp
-from course.grading.contract import STATE_DIR
+from course.notebook.classdir import ClassDir
 from course.grading.present import TAMPERING
 
 # nbgrader's add_submission warns through SQLAlchemy on every submission made by hand.
@@ -113,7 +113,7 @@ def made_class(tmp_path_factory):
         _autograded(folder, student, "hw", cells)
     _autograded(folder, "f", "hw", [nbformat.v4.new_markdown_cell("# hw.ipynb could not be graded")])
     for student, seconds in SECONDS.items():
-        marker = folder / STATE_DIR / "hw" / f"{student}.json"
+        marker = ClassDir(folder).state / "hw" / f"{student}.json"
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text(json.dumps({"seconds": seconds}))
     return folder
@@ -246,7 +246,7 @@ def test_a_hostile_message_and_student_id_are_shown_as_text(tmp_path):
         _submit(gb, "hw", "bob", {"test_ex": 1})
         gb.db.commit()
     _autograded(tmp_path, student, "hw", [_test_cell("test_ex", ("ValueError", hostile + "y" * 1000))])
-    marker = tmp_path / STATE_DIR / "hw" / f"{student}.json"
+    marker = ClassDir(tmp_path).state / "hw" / f"{student}.json"
     marker.parent.mkdir(parents=True)
     marker.write_text(json.dumps({"seconds": 3.0}))
     text = write_report(tmp_path, ["hw"]).read_text()

@@ -18,7 +18,8 @@ import pytest
 from course.cli import main as course_main
 from course.grading.gradebooks import cell_scores
 from course.grading.batch import grade
-from course.grading.contract import STATE_DIR, GradeOptions
+from course.grading.contract import GradeOptions
+from course.notebook.classdir import ClassDir
 from course.notebook.nbgrader import submit
 from course.checkout import Course
 from course.grading.sandbox.policy import Limits, Sandbox, kernel_readonly_paths, make_sandbox
@@ -188,7 +189,7 @@ def test_a_killed_run_loses_nothing_and_the_next_completes_it(course_and_class):
     cmd = [sys.executable, "-m", "course.cli", "--root", str(course.root), "grade", "--class-dir", str(class_dir),
            "--jobs", "1"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    done = class_dir / STATE_DIR / MINI
+    done = ClassDir(class_dir).state / MINI
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and len(list(done.glob("*.json"))) < 1 and proc.poll() is None:
         time.sleep(0.2)

@@ -40,9 +40,6 @@ from pathlib import Path
 from course.checkout import Course
 from course.grading.commit import commit, drop_csv_rows, record
 from course.grading.contract import (
-    CSV_NAME,
-    REPORT_NAME,
-    STATE_DIR,
     GradeOptions,
     GradeRun,
     GradingStopped,
@@ -51,6 +48,7 @@ from course.grading.preflight import max_notebooks, preflight, register
 from course.grading.present import Progress, present
 from course.grading.resume import expected_seconds, fingerprint, is_done, write_json
 from course.grading.sandbox.policy import make_sandbox
+from course.notebook.classdir import ClassDir
 from course.notebook.nbgrader import quiet_nbgrader_warnings
 
 # The run stops when the first this many submissions all failed the same grader's way.
@@ -60,7 +58,7 @@ SAME_FAILURE_STOPS = 3
 def submissions(class_dir: Path, assignments: list[str]) -> list[tuple[str, str]]:
     """(student, assignment) for every folder submitted/<student>/<assignment>/, in order."""
     found = []
-    root = class_dir / "submitted"
+    root = ClassDir(class_dir).submitted()
     for student in sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
         for assignment in assignments:
             if (root / student / assignment).is_dir():
@@ -119,8 +117,8 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
     config_dirs = nbgrader_config_dirs(course, class_dir)
     config = load_config(config_dirs)
     course_id = config.CourseDirectory.get("course_id", "default_course")
-    db_url = f"sqlite:///{class_dir / 'gradebook.db'}"
-    state = class_dir / STATE_DIR
+    db_url = ClassDir(class_dir).db_url
+    state = ClassDir(class_dir).state
     tmp = Path(tempfile.mkdtemp(prefix="course-grade-"))
     os.chmod(tmp, 0o755)   # the sandbox uid must reach its own folders below this one
     try:
@@ -136,7 +134,7 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
 
         jobs, skipped, stored_problems = [], [], {}
         for student, assignment in todo:
-            submitted = class_dir / "submitted" / student / assignment
+            submitted = ClassDir(class_dir).submitted(student, assignment)
             digest = {"submission": fingerprint(submitted), "definition": definitions[assignment]}
             marker = state / assignment / f"{student}.json"
             if not options.force and is_done(marker, digest):
@@ -224,7 +222,7 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
 
         record(class_dir, db_url, graded, problems)
         all_scores = gradebooks.scores(db_url, assignments)
-        drop_csv_rows(class_dir / CSV_NAME, {k for k in ungraded if k not in all_scores})
+        drop_csv_rows(ClassDir(class_dir).grades_csv, {k for k in ungraded if k not in all_scores})
         wanted = set(todo)
         run = GradeRun(class_dir=class_dir, assignments=assignments,
                        scores={k: v for k, v in all_scores.items() if k in wanted},
@@ -232,7 +230,7 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                        seconds=time.perf_counter() - started, seconds_per_job=per_job, unsandboxed=unsandboxed,
                        ungraded=ungraded)
         present(run, sandbox)
-        (class_dir / REPORT_NAME).write_text(run.report + "\n")
+        ClassDir(class_dir).report.write_text(run.report + "\n")
         return run
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

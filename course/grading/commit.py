@@ -7,9 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
-from course.grading.contract import (
-    CSV_NAME,
-)
+from course.notebook.classdir import ClassDir
 
 
 def record(class_dir: Path, db_url: str, graded, problems) -> None:
@@ -18,7 +16,7 @@ def record(class_dir: Path, db_url: str, graded, problems) -> None:
 
     for student, assignment in graded:
         gradebooks.record_findings(class_dir, db_url, assignment, student, problems.get((student, assignment), []))
-    gradebooks.export_csv(db_url, class_dir / CSV_NAME)
+    gradebooks.export_csv(db_url, ClassDir(class_dir).grades_csv)
 
 
 def drop_csv_rows(path: Path, pairs: set[tuple[str, str]]) -> None:
@@ -43,8 +41,8 @@ def drop_csv_rows(path: Path, pairs: set[tuple[str, str]]) -> None:
 def commit(class_dir: Path, db_url: str, job, result: dict, record: dict, config_dirs, feedback: bool) -> None:
     from course.grading import gradebooks
 
-    replace_tree(result.get("autograded"), class_dir / "autograded" / job.student / job.assignment)
-    replace_tree(result.get("feedback"), class_dir / "feedback" / job.student / job.assignment)
+    replace_tree(result.get("autograded"), ClassDir(class_dir).autograded(job.student, job.assignment))
+    replace_tree(result.get("feedback"), ClassDir(class_dir).feedback(job.student, job.assignment))
     gradebooks.merge_autograde(db_url, job.assignment, job.student, record)
     if feedback and result.get("autograded") and gradebooks.has_manual_scores(db_url, job.assignment, job.student):
         feedback_here(class_dir, db_url, job, config_dirs)

@@ -11,9 +11,6 @@ from course.grading.sandbox.policy import Limits
 
 # -- the class folder -------------------------------------------------------------------------------
 
-STATE_DIR = ".course-grade"
-REPORT_NAME = "grading_report.txt"
-CSV_NAME = "grades.csv"
 
 
 @dataclass

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 
 from nbgrader.api import Gradebook, MissingEntry
 
+from course.notebook.classdir import ClassDir
+
 
 @contextmanager
 def quick_schema_stamp():
@@ -221,7 +223,7 @@ def record_findings(class_dir, db_url: str, assignment: str, student: str, probl
 
     import nbformat
 
-    autograded = Path(class_dir) / "autograded" / student / assignment
+    autograded = ClassDir(Path(class_dir)).autograded(student, assignment)
     with Gradebook(db_url) as gb:
         submission = gb.find_submission(assignment, student)
         for nb in submission.notebooks:

@@ -11,6 +11,8 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from course.notebook.classdir import ClassDir
+
 if TYPE_CHECKING:
     from course.grading.contract import Job
 
@@ -120,7 +122,7 @@ def repair(submitted: Path, template_db: str, assignment: str) -> list[str]:
 
 
 def gradebook_url(scratch: Path) -> str:
-    return f"sqlite:///{scratch / 'gradebook.db'}"
+    return ClassDir(scratch).db_url
 
 
 def prepare(job: Job, scratch: Path) -> tuple[int, list[tuple[str, str]]]:
@@ -132,14 +134,14 @@ def prepare(job: Job, scratch: Path) -> tuple[int, list[tuple[str, str]]]:
     if scratch.exists():
         shutil.rmtree(scratch)
     scratch.mkdir(parents=True)
-    shutil.copy2(job.template_db, scratch / "gradebook.db")
+    shutil.copy2(job.template_db, ClassDir(scratch).gradebook)
     source = scratch / "source" / job.assignment
     source.mkdir(parents=True)
     src = Path(job.source)
     if src.is_dir():    # autograde copies these data files next to each notebook it grades
         shutil.copytree(src, source, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__"))
-    submitted = scratch / "submitted" / job.student / job.assignment
+    submitted = ClassDir(scratch).submitted(job.student, job.assignment)
     submitted.mkdir(parents=True)
     wanted = [f"{name}.ipynb" for name in notebook_names(job.template_db, job.assignment)] + [TIMESTAMP_FILE]
     copied, problems = 0, []

@@ -46,6 +46,7 @@ from course.grading.scratch import (
     setup_cell_ids,
     strip_links,
 )
+from course.notebook.classdir import ClassDir
 
 
 def load_config(config_dirs):
@@ -80,7 +81,7 @@ def grade_submission(job: Job) -> dict:
             result["problems"].append(("submission", f"{left_out} other {'file' if left_out == 1 else 'files'} "
                                                       "handed in left out: only the notebooks are graded"))
         result["problems"] += invalid
-        submitted = scratch / "submitted" / job.student / job.assignment
+        submitted = ClassDir(scratch).submitted(job.student, job.assignment)
         result["problems"] += submission_problems(submitted, job.template_db, job.assignment, Path(job.submission))
         put_back_locked_cells(submitted, Path(job.source), job.template_db, job.assignment)
         api = _api(job, scratch)
@@ -112,7 +113,7 @@ def grade_submission(job: Job) -> dict:
                                        "ended; all were stopped before the next submission"))
         result["seconds_autograde"] = round(time.perf_counter() - started, 2)
         db_url = gradebook_url(scratch)
-        autograded = scratch / "autograded" / job.student / job.assignment
+        autograded = ClassDir(scratch).autograded(job.student, job.assignment)
         notebooks = sorted(autograded.glob("*.ipynb")) if autograded.is_dir() else []
         if run["success"] and notebooks:
             result["record"] = gradebooks.autograde_result(db_url, job.assignment, job.student)
@@ -133,7 +134,7 @@ def grade_submission(job: Job) -> dict:
             elif job.feedback:
                 fb_started = time.perf_counter()
                 fb = api.generate_feedback(job.assignment, job.student, force=True)
-                feedback = scratch / "feedback" / job.student / job.assignment
+                feedback = ClassDir(scratch).feedback(job.student, job.assignment)
                 if fb["success"] and feedback.is_dir():
                     result["feedback"] = str(feedback)
                 else:

@@ -13,6 +13,7 @@ from pathlib import Path
 import nbformat
 
 from course.checkout import Course, fill_placeholders
+from course.notebook.classdir import ClassDir
 
 
 class NbgraderError(RuntimeError):
@@ -41,7 +42,7 @@ def run_nbgrader(course_dir: Path, *args: str, timeout: float | None = None, db_
     """
     cmd = [sys.executable, "-m", "nbgrader", *args,
            f"--CourseDirectory.root={course_dir}",
-           f"--CourseDirectory.db_url={db_url or 'sqlite:///' + str(course_dir / 'gradebook.db')}"]
+           f"--CourseDirectory.db_url={db_url or ClassDir(course_dir).db_url}"]
     proc = subprocess.run(cmd, cwd=course_dir, capture_output=True, text=True, timeout=timeout)
     log = proc.stdout + proc.stderr
     if proc.returncode != 0:
@@ -57,7 +58,7 @@ def generate_release(course_dir: Path, assignment: str) -> Path:
 
 def submit(course_dir: Path, assignment: str, student: str, notebook: nbformat.NotebookNode | bytes) -> Path:
     """Place `notebook` (a notebook, or raw bytes for corrupted ones) as `student`'s submission."""
-    folder = course_dir / "submitted" / student / assignment
+    folder = ClassDir(course_dir).submitted(student, assignment)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{assignment}.ipynb"
     if isinstance(notebook, bytes):
@@ -72,7 +73,7 @@ def cell_scores(course_dir: Path, assignment: str) -> dict[str, dict[str, tuple[
     from nbgrader.api import Gradebook
 
     scores: dict[str, dict[str, tuple[float, float]]] = {}
-    with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gb:
+    with Gradebook(ClassDir(course_dir).db_url) as gb:
         for submission in gb.assignment_submissions(assignment):
             per_cell = scores.setdefault(submission.student_id, {})
             for notebook in submission.notebooks:

@@ -27,6 +27,7 @@ from course.grading import gradebooks
 from course.grading.batch import grade
 from course.grading.contract import GradeOptions
 from course.notebook import cells
+from course.notebook.classdir import ClassDir
 
 HONEST = ("ada", "ben", "cy")
 BAD = ("eve", "fay", "gus", "hal", "ivy")
@@ -106,7 +107,7 @@ def make_demo_class(course: Course, folder: Path, assignments: list[str] | None 
         elif student == "hal":
             _submit(folder, student, assignment, _insert_after_setup(full, ["import os\nos._exit(1)"]))
         else:
-            path = folder / "submitted" / student / assignment / f"{assignment}.ipynb"
+            path = ClassDir(folder).submitted(student, assignment) / f"{assignment}.ipynb"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(nbformat.writes(full).encode()[:2000])     # cut off mid-way: not JSON
     return assignments
@@ -129,11 +130,11 @@ def demo(course: Course, folder: Path, options: GradeOptions, say=print) -> int:
         return 2
     say(f"making a demo class in {folder} ...", flush=True)
     assignments = make_demo_class(course, folder)
-    gradebooks.import_roster(f"sqlite:///{folder / 'gradebook.db'}", folder / ROSTER_NAME)
+    gradebooks.import_roster(ClassDir(folder).db_url, folder / ROSTER_NAME)
     if options.limits.cell_timeout is None:
         from dataclasses import replace
         options = replace(options, limits=replace(options.limits, cell_timeout=DEMO_CELL_TIMEOUT))
-    n = sum(1 for _ in (folder / "submitted").glob("*/*"))
+    n = sum(1 for _ in ClassDir(folder).submitted().glob("*/*"))
     say(f"grading {n} submissions of {len(assignments)} assignment(s) with {options.jobs} job(s) ...", flush=True)
     run = grade(course, folder, assignments, options, say=say)
     say(run.table)
@@ -149,7 +150,7 @@ def demo(course: Course, folder: Path, options: GradeOptions, say=print) -> int:
 
 
 def _submit(folder: Path, student: str, assignment: str, nb) -> None:
-    path = folder / "submitted" / student / assignment / f"{assignment}.ipynb"
+    path = ClassDir(folder).submitted(student, assignment) / f"{assignment}.ipynb"
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, str(path))
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course.notebook.cells import exercise_of
+from course.notebook.classdir import ClassDir
 
 GROUP_SHARE = 0.27      # Kelley's upper and lower groups for the discrimination index
 MESSAGE_CAP = 200       # characters of a failing message kept: it is the student's code talking
@@ -252,7 +253,7 @@ def class_stats(class_dir: Path, assignments: list[str]) -> tuple[list[Assignmen
     """Statistics of each of `assignments` with graded submissions, and the names of the rest."""
     from nbgrader.api import Gradebook
 
-    db = Path(class_dir) / "gradebook.db"
+    db = ClassDir(Path(class_dir)).gradebook
     if not db.is_file():        # Gradebook() would make an empty one
         raise FileNotFoundError(f"no gradebook at {db}: grade the class first (course grade)")
     found, missing = [], []
@@ -307,7 +308,7 @@ def _submission(class_dir: Path, assignment: str, sub, order: dict[str, int]) ->
         # course grade's report comment (course.grading.gradebooks.record_findings) names tampering so.
         found.tampering |= any((c.auto_comment or "").startswith(REPORT_COMMENT)
                                and TAMPERING in c.auto_comment for c in nb.comments)
-        path = class_dir / "autograded" / sub.student_id / assignment / f"{nb.name}.ipynb"
+        path = ClassDir(class_dir).autograded(sub.student_id, assignment) / f"{nb.name}.ipynb"
         failures, broken = _read_autograded(path, order)
         found.failures.update({(nb.name, cell): m for cell, m in failures.items()})
         found.broken |= broken
@@ -349,10 +350,9 @@ def _nbgrader_meta(cell: dict) -> dict:
 
 def _grading_seconds(class_dir: Path, assignment: str, student: str) -> float | None:
     """How long `course grade` took on the submission, from its marker (None if not recorded)."""
-    from course.grading.contract import STATE_DIR
 
     try:
-        seconds = json.loads((class_dir / STATE_DIR / assignment / f"{student}.json").read_text()).get("seconds")
+        seconds = json.loads((ClassDir(class_dir).state / assignment / f"{student}.json").read_text()).get("seconds")
         return float(seconds) if seconds is not None else None
     except (OSError, ValueError, TypeError, AttributeError):
         return None

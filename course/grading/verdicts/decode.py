@@ -14,6 +14,7 @@ import torch
 from course.grading.kernel.protocol import (
     CLASS_LIBRARIES,
     LIBRARIES,
+    SCALARS,
     TAG_DEVICE,
     TAG_DTYPE,
     TAG_FROZENSET,
@@ -34,7 +35,7 @@ from course.grading.kernel.protocol import (
 )
 from course.grading.verdicts.remote import RemoteObject
 from course.grading.verdicts.state import available
-from course.grading.verdicts.wire import SCALARS, WireError, hash_safe
+from course.grading.verdicts.wire import WireError, hash_safe
 
 if TYPE_CHECKING:
     from course.grading.verdicts.connection import Channel, Connection

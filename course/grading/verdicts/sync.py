@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from course.grading.kernel.protocol import (
+    SCALARS,
     TAG_ATTRS,
     TAG_GENERATOR,
     TAG_LIST,
@@ -22,7 +23,7 @@ from course.grading.kernel.protocol import (
 )
 from course.grading.verdicts.decode import Decoder, KernelObject
 from course.grading.verdicts.remote import RemoteObject
-from course.grading.verdicts.wire import SCALARS, WireError
+from course.grading.verdicts.wire import WireError
 
 if TYPE_CHECKING:
     from course.grading.verdicts.connection import Connection
