@@ -37,7 +37,8 @@ def run_setup(tmp_path: Path, *, apt: bool, bwrap: bool, uid: int) -> list[str]:
     _stub(bin_dir, "sudo", record + '\n"$@"')
     if apt:
         # Installing bubblewrap puts bwrap on PATH, as the real package does.
-        _stub(bin_dir, "apt-get", record + f'\n[[ " $* " == *" bubblewrap "* ]] && ln -sf /bin/true {bin_dir}/bwrap; true')
+        _stub(bin_dir, "apt-get",
+              record + f'\n[[ " $* " == *" bubblewrap "* ]] && ln -sf /bin/true {bin_dir}/bwrap; true')
     if bwrap:
         os.symlink("/bin/true", bin_dir / "bwrap")
     run = subprocess.run(["/bin/bash", str(checkout / "setup.sh"), "--jobs", "2"], capture_output=True, text=True,
