@@ -17,7 +17,7 @@ if command -v apt-get >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   needed=()
   command -v bwrap >/dev/null 2>&1 || needed+=(bubblewrap)
-  python="$(scripts/python)"
+  python="$(scripts/python --which)"
   if [ "$python" = python3 ]; then
     python3 -m pip --version >/dev/null 2>&1 || needed+=(python3-pip)
   elif [ ! -x "$python" ]; then
@@ -40,6 +40,5 @@ elif ! command -v bwrap >/dev/null 2>&1; then
   echo "setup: no apt-get here, and bubblewrap (Linux only) is not installed: course demo will say what to do"
 fi
 
-PYTHON="$(scripts/python --make)"
-"$PYTHON" -m pip install -r requirements.txt
-"$PYTHON" -m course.cli demo "$@"
+scripts/python --make -m pip install -r requirements.txt
+scripts/python -m course.cli demo "$@"

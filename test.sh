@@ -3,4 +3,4 @@
 # installed the course into (scripts/python). Arguments go to pytest, e.g. ./test.sh -m "not slow".
 set -euo pipefail
 cd "$(dirname "$0")"
-exec "$(scripts/python)" -m pytest "$@"
+exec scripts/python -m pytest "$@"
