@@ -7,8 +7,27 @@ from pathlib import Path
 from course.checkout import Course
 from course.notebook.classdir import ClassDir
 
+# What `pip install .[grading]` adds (pyproject.toml): without them the package holds only what the
+# notebooks import, and a command that needs one of them says what to install instead of a traceback.
+GRADING_MODULES = frozenset({"nbgrader", "nbformat", "nbclient", "nbconvert", "jupyter_client", "jupyter_core",
+                             "jupyter_server", "traitlets", "jinja2", "jsonschema", "alembic", "sqlalchemy",
+                             "ipykernel"})
+GRADING_INSTALL = ("pip install 'pytorch-course-section10[grading]' (in a checkout: pip install -e '.[grading]', "
+                   "or ./setup.sh)")
+
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except ModuleNotFoundError as error:
+        if (error.name or "").partition(".")[0] not in GRADING_MODULES:
+            raise
+        print(f"course: the grading tools are not installed here (no module {error.name}).\n"
+              f"Install them with: {GRADING_INSTALL}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="course", description="Build, check and grade Section 10 (PyTorch).")
     parser.add_argument("--root", type=Path, default=None,
                         help="the course checkout (default: the one containing the current directory)")

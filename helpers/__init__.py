@@ -10,7 +10,7 @@ Small modules, one concern each:
 - `helpers.selfcheck`         the student's self-check: every visible test, one line per exercise
 - `helpers.exercises`         test and demo cells: strict when graded; while a student works, Run All goes on
 - `helpers.widgets`           interactive explorers (broadcasting), and a readable stored form for any widget
-- `helpers.monitor`           training progress and loss-curve plots (notebook 02)
+- `helpers.monitor`           the validation loss, training progress and loss-curve plots (notebook 02)
 - `helpers.memory`            measuring where training memory goes (notebook 03)
 - `helpers.checkpoints`       a CUDA-tagged checkpoint and safe-loading demos (notebook 04)
 - `helpers.resume`            a tiny seeded training run to stop and resume (notebook 04)

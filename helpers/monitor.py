@@ -1,4 +1,5 @@
-"""Watching a training run from a notebook: a progress bar over epochs, a slider over epochs.
+"""Watching a training run from a notebook: the validation loss, a progress bar over epochs, a slider
+over epochs.
 
 Both are made for notebooks that are also executed headless (nbval, nbgrader, `course build`):
 nothing is printed per epoch, so a stored notebook keeps one short line or one widget per cell.
@@ -8,12 +9,31 @@ nothing is printed per epoch, so a stored notebook keeps one short line or one w
         bar.set_postfix(train=train_loss, val=val_loss)
 
     curve_slider(x_grid, curves, x_train, y_train, best_epoch=12)   # a widget: drag through epochs
+
+`evaluate` is the validation loop of notebook 02, given: the student writes the same loop once, as
+`accuracy`, and `fit` calls this one for its validation loss.
 """
 
 import html
 import io
 
 import torch
+
+
+def evaluate(model, loader, loss_fn, device) -> float:
+    """The mean loss of `model` over every sample of `loader`, in eval mode without gradients, as a float.
+
+    Each batch's loss is weighted by its size, so a smaller last batch weighs less; the model is left in
+    eval mode, and gradient tracking is on again afterwards.
+    """
+    model.eval()
+    total_loss, total_samples = torch.zeros((), device=device), 0
+    with torch.no_grad():
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            total_loss += loss_fn(model(x), y) * len(x)
+            total_samples += len(x)
+    return total_loss.item() / total_samples
 
 
 def epoch_bar(num_epochs: int, desc: str = "epochs"):

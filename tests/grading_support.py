@@ -142,7 +142,8 @@ def grade(assignment: str, wrong_per_exercise: int | None = None) -> GradedAssig
         test_ids={ex: tests_of(source, ex) for ex in cells.exercises(source)},
         wrong_student=wrong_student,
         autograded=course_dir / "autograded",
-        manual={cells.grade_id(c) for c in source.cells if c.cell_type == "markdown" and cells.nbgrader_meta(c).get("grade")},
+        manual={cells.grade_id(c) for c in source.cells
+                if c.cell_type == "markdown" and cells.nbgrader_meta(c).get("grade")},
     )
 
 
@@ -178,5 +179,6 @@ def answer_kernel(folder: Path, notebook: str):
     listener.bind(str(path))
     listener.listen(1)
     listener.settimeout(60)
-    code = f"{PROTOCOL_SOURCE}\n{SERVER_SOURCE}\nnamespace = {{}}\nexec({notebook!r}, namespace)\nwhile True:\n    _course_serve({str(path)!r}, namespace)\n"
+    code = (f"{PROTOCOL_SOURCE}\n{SERVER_SOURCE}\nnamespace = {{}}\nexec({notebook!r}, namespace)\n"
+            f"while True:\n    _course_serve({str(path)!r}, namespace)\n")
     return listener, subprocess.Popen([sys.executable, "-c", code])

@@ -196,7 +196,7 @@ def test_release_notebook_runs_in_jupyterlab(lab, assignment):
               if o.output_type == "error"]
     assert not errors, errors
     for exercise, state in states.items():
-        line = next((l.split() for l in shown_report.splitlines() if l.split()[1:2] == [exercise]), None)
+        line = next((shown.split() for shown in shown_report.splitlines() if shown.split()[1:2] == [exercise]), None)
         assert line, f"the Self-check, as shown, does not name {exercise}:\n{shown_report}"
         assert line[0] in {"answered": ("PASS",), "untouched": ("TODO",), "wrong": ("PASS", "FAIL")}[state], line
     reference = cells.read(COURSE.reference_notebook(assignment))

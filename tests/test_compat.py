@@ -46,7 +46,8 @@ def test_a_reference_cell_that_raised_is_found(tmp_path):
     error = new_output("error", ename="TypeError", evalue="unexpected keyword", traceback=[])
     nb = new_notebook(cells=[new_code_cell("print(1)", outputs=[new_output("stream", name="stdout", text="1\n")]),
                              new_code_cell("f(x=1)", outputs=[error]),
-                             new_code_cell("raise ValueError", outputs=[error], metadata={"tags": ["raises-exception"]})])
+                             new_code_cell("raise ValueError", outputs=[error],
+                                           metadata={"tags": ["raises-exception"]})])
     nbformat.write(nb, str(tmp_path / "nb.ipynb"))
     assert _cells_that_raised(tmp_path / "nb.ipynb") == [(1, "TypeError: unexpected keyword")]
 

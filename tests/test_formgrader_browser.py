@@ -1,10 +1,11 @@
 """Formgrader, used as a TA would, in a real (headless) Chromium, on a demo class graded by `course grade`.
 
-A small demo class (one assignment; a complete, a cheating and a not-JSON submission) is made and graded as `course demo` does, and JupyterLab is started in it as the
-README says. Formgrader must list every assignment and student with the grader's scores and
-names, flag what the report names with its reason, keep a score entered by hand through a
-forced regrade, and its Generate Feedback button must write feedback without hidden tests
-(and hold back a flagged notebook's). Screenshots in test-artifacts/formgrader/.
+A small demo class (one assignment; a complete, a cheating and a not-JSON submission) is made and
+graded as `course demo` does, and JupyterLab is started in it as the README says. Formgrader must
+list every assignment and student with the grader's scores and names, flag what the report names
+with its reason, keep a score entered by hand through a forced regrade, and its Generate Feedback
+button must write feedback without hidden tests (and hold back a flagged notebook's). Screenshots in
+test-artifacts/formgrader/.
 """
 
 import json

@@ -31,7 +31,8 @@ def test_report_renders_the_measured_figures():
     identity = {"gpu": "Test GPU", "memory_gib": 10.0, "gpu_count": 1, "driver": "1.0", "torch": "2.x", "cuda": "12"}
     notebooks = [{"notebook": "01_tensors_devices", "passed": True, "summary": "28 passed", "seconds": 9.5}]
     memory = [{"mode": "float32", "peak_bytes": 100 * 2**20, "peak_above_start_bytes": 90 * 2**20, "step_ms": 2.0},
-              {"mode": "float16 autocast", "peak_bytes": 55 * 2**20, "peak_above_start_bytes": 45 * 2**20, "step_ms": 1.0}]
+              {"mode": "float16 autocast", "peak_bytes": 55 * 2**20, "peak_above_start_bytes": 45 * 2**20,
+               "step_ms": 1.0}]
     text = render_report(identity, notebooks, memory, None, "2026-01-01 00:00 UTC")
     assert "Test GPU" in text and "| float16 autocast | 55.00 MiB | 45.00 MiB | 0.55 | 1.00 ms |" in text
     assert "fewer than two GPUs" in text

@@ -147,7 +147,8 @@ def test_hidden_tests_cannot_be_read_back_from_the_kernel():
     printed = "".join(output.get("text", "") for cell in cells.read(graded).cells if cell.cell_type == "code"
                       for output in cell.get("outputs", []))
     leaks = dict(re.findall(r"LEAK (\w+) ([A-Za-z0-9+/=]+)", printed))
-    assert {"In", "raw", "history_rows", "_i", "linecache"} <= set(leaks), f"the submission did not print what it read: {list(leaks)}"
+    assert {"In", "raw", "history_rows", "_i", "linecache"} <= set(leaks), \
+        f"the submission did not print what it read: {list(leaks)}"
     read_back = {label: zlib.decompress(base64.b64decode(blob)).decode() for label, blob in leaks.items()}
     assert "def broadcast_shape" in read_back["In"], "In should still hold the student's own cells"
     secret = secret_lines(ASSIGNMENT)

@@ -53,7 +53,8 @@ def test_every_honest_submission_after_every_hostile_one_gets_full_marks(tmp_pat
     assert any(SLEEP in code for bad in HOSTILE for _, _, code in bad.sections), "leaves_processes.py changed"
     course = mini_course(tmp_path / "course")
     class_dir = tmp_path / "class"
-    paths = {"SOURCE_NOTEBOOK": str(course.source_notebook(MINI)), "REFERENCE_NOTEBOOK": str(course.source_notebook(MINI)),
+    paths = {"SOURCE_NOTEBOOK": str(course.source_notebook(MINI)),
+             "REFERENCE_NOTEBOOK": str(course.source_notebook(MINI)),
              "GRADEBOOK": str(class_dir / "gradebook.db")}
     honest = []
     for r in range(ROUNDS):

@@ -13,7 +13,8 @@ from helpers.checkpoint_pictures import BUFFER, PARAMETER, draw_checkpoint, draw
 
 def test_tensor_bytes_counts_nested_tensors_only():
     assert tensor_bytes(torch.zeros(3)) == 12
-    assert tensor_bytes({"a": [torch.zeros(2, dtype=torch.float64), 7], "b": ("x", torch.zeros(1, dtype=torch.uint8))}) == 17
+    nested = {"a": [torch.zeros(2, dtype=torch.float64), 7], "b": ("x", torch.zeros(1, dtype=torch.uint8))}
+    assert tensor_bytes(nested) == 17
     assert tensor_bytes(3.5) == 0
 
 

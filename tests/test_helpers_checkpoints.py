@@ -11,7 +11,8 @@ from torch import nn
 
 from helpers import checkpoints
 
-SHIPPED = Path(__file__).resolve().parents[1] / "source" / "04_serialization" / "data" / checkpoints.CUDA_CHECKPOINT_NAME
+SHIPPED = (Path(__file__).resolve().parents[1] / "source" / "04_serialization" / "data"
+           / checkpoints.CUDA_CHECKPOINT_NAME)
 
 
 def _no_cuda():
@@ -89,8 +90,8 @@ def test_cuda_checkpoint_path_prefers_the_shipped_file_and_regenerates_otherwise
 
 def test_arbitrary_code_runs_only_without_weights_only(tmp_path):
     path = tmp_path / "trap.pt"
-    torch.save({"w": torch.zeros(1), "x": checkpoints.ArbitraryCode("import builtins; builtins._helpers_test_ran = True")},
-               path)
+    trap = checkpoints.ArbitraryCode("import builtins; builtins._helpers_test_ran = True")
+    torch.save({"w": torch.zeros(1), "x": trap}, path)
     try:
         with pytest.raises(Exception, match="Unsupported global"):
             torch.load(path, weights_only=True)

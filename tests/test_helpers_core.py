@@ -93,7 +93,8 @@ def test_make_classification_does_not_touch_the_global_rng():
 
 @pytest.mark.parametrize("call, fragment", [
     (lambda: checks.check_shape(torch.zeros(5, 8), (5, 1), "output"), "output: expected shape (5, 1), got (5, 8)"),
-    (lambda: checks.check_dtype(torch.zeros(2), torch.int64, "labels"), "labels: expected dtype torch.int64, got torch.float32"),
+    (lambda: checks.check_dtype(torch.zeros(2), torch.int64, "labels"),
+     "labels: expected dtype torch.int64, got torch.float32"),
     (lambda: checks.check_device(torch.zeros(2), "meta", "batch"), "batch: expected device meta, got cpu"),
     (lambda: checks.check_equal(3, 4, "count"), "count: expected 4, got 3"),
     (lambda: checks.check_type([1], tuple, "result"), "result: expected a tuple, got list"),
@@ -218,7 +219,8 @@ def test_check_equal_lets_python_compare_not_the_value(value, expected):
 @pytest.mark.parametrize("value, expected", [
     (1, 1.0), (True, True), (np.int64(3), 3), (np.float64(0.5), 0.5), (torch.tensor(3), 3), (torch.tensor(True), True),
     (torch.Size([3, 4]), (3, 4)), ([1, 2], [1, 2]), ({"a": 1, "b": (2, 3)}, {"b": (2, 3), "a": 1}), (None, None),
-    (torch.float32, torch.float32), (torch.device("cpu"), torch.device("cpu")), ("cpu", "cpu"), ((3, (4, 5)), (3, (4, 5))),
+    (torch.float32, torch.float32), (torch.device("cpu"), torch.device("cpu")), ("cpu", "cpu"),
+    ((3, (4, 5)), (3, (4, 5))),
 ])
 def test_check_equal_accepts_equal_values_of_every_honest_kind(value, expected):
     checks.check_equal(value, expected, "x")

@@ -21,7 +21,7 @@ def test_provoke_returns_the_live_exception_or_none():
 
 def test_provoke_silences_warnings_and_keeps_any_exception_class():
     def warns_then_fails():
-        warnings.warn("noise", UserWarning)
+        warnings.warn("noise", UserWarning, stacklevel=1)
         return {}["missing"]
 
     with warnings.catch_warnings():

@@ -77,3 +77,24 @@ def test_curve_slider_starts_at_the_best_epoch_and_redraws_when_moved():
     assert first.startswith(b"\x89PNG")
     slider.value = 4
     assert bytes(image.value) != first
+
+
+def test_evaluate_is_the_eval_mode_mean_over_samples_without_gradients():
+    """monitor.evaluate (given to notebook 02's fit): eval mode, no graph, each batch weighted by its size."""
+    from torch import nn
+    from torch.utils.data import DataLoader, TensorDataset
+
+    torch.manual_seed(0)
+    x, y = torch.randn(10, 3) * 3 + 2, torch.randn(10, 1)
+    model = nn.Sequential(nn.Linear(3, 8), nn.BatchNorm1d(8), nn.Dropout(0.5), nn.Linear(8, 1)).train()
+    running = model[1].running_mean.clone()
+    loader = DataLoader(TensorDataset(x, y), batch_size=4)              # 4, 4 and 2 samples
+    got = monitor.evaluate(model, loader, nn.MSELoss(), torch.device("cpu"))
+    assert type(got) is float
+    assert model.training is False and torch.is_grad_enabled()
+    assert torch.equal(model[1].running_mean, running)                  # batch norm's statistics untouched
+    with torch.no_grad():
+        want = nn.MSELoss()(model(x), y).item()
+        per_batch = sum(nn.MSELoss()(model(xb), yb).item() for xb, yb in loader) / 3
+    assert got == pytest.approx(want, rel=1e-6)
+    assert abs(per_batch - want) > 1e-3                                 # a mean of batch means would fail here

@@ -212,7 +212,8 @@ def test_check_loss_plot_finds_curves_by_their_data_in_any_order():
 
 
 @pytest.mark.parametrize("mark", [lambda ax: ax.axvspan(0, 3, alpha=0.1), lambda ax: ax.scatter([2], [0.5]),
-                                  lambda ax: ax.text(3, 0.6, "best")], ids=["wide-span", "wrong-point", "text-elsewhere"])
+                                  lambda ax: ax.text(3, 0.6, "best")],
+                         ids=["wide-span", "wrong-point", "text-elsewhere"])
 def test_check_loss_plot_refuses_a_mark_that_is_not_at_the_best_epoch(mark):
     fig, ax = plt.subplots()
     _curves(ax)

@@ -1,4 +1,5 @@
-"""course.grading.verdicts.remote and course.grading.kernel.answer_server: a test in the grader, the student's names served by another process.
+"""course.grading.verdicts (the stand-ins) and course.grading.kernel.answer_server: a test in the grader, the
+student's names served by another process.
 
 The server runs here in a plain subprocess (no kernel, no sandbox): what is tested is what crosses
 between the two processes and what the grader does with it.

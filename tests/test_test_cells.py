@@ -143,7 +143,8 @@ def test_an_interrupt_is_never_swallowed(in_a_kernel):
 def test_a_demo_says_what_it_will_show_once_written(in_a_kernel, monkeypatch, capsys):
     with exercises.once_written("double", shows="two doubled numbers"):
         raise NotImplementedError()
-    assert capsys.readouterr().out == "(double is not written yet. Once written, this cell shows two doubled numbers.)\n"
+    shown = capsys.readouterr().out
+    assert shown == "(double is not written yet. Once written, this cell shows two doubled numbers.)\n"
     with exercises.once_written("double", shows="two doubled numbers"):
         raise TypeError("bad operand")
     assert capsys.readouterr().err.startswith("✗ double stopped this cell: TypeError: bad operand")
@@ -166,7 +167,7 @@ def test_run_all_of_a_half_done_notebook_reaches_the_self_check(assignment, tmp_
                 if o.output_type == "execute_result"]
     report = "".join(o.get("text", "") for c in code if cells.grade_id(c) == "self_check" for o in c.outputs)
     for exercise, state in states.items():
-        line = next((l for l in report.splitlines() if l.split()[1:2] == [exercise]), None)
+        line = next((shown for shown in report.splitlines() if shown.split()[1:2] == [exercise]), None)
         assert line, f"the self-check does not name {exercise}:\n{report}"
         expected = {"answered": ("PASS",), "untouched": ("TODO",), "wrong": ("PASS", "FAIL")}[state]
         assert line.split()[0] in expected, line

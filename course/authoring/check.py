@@ -10,7 +10,7 @@ from pathlib import Path
 from course.authoring.reference import reference_from_source
 from course.authoring.selfcheck_data import data_path, visible_tests_json
 from course.authoring.template import template_problems
-from course.authoring.timing import careful_minutes, length_problems, timing
+from course.authoring.timing import length_problems, timing
 from course.checkout import Course
 from course.notebook import cells
 from course.notebook.nbgrader import generate_release, scratch_course
@@ -37,8 +37,7 @@ def check(course: Course, assignments: list[str], say=print) -> list[Problem]:
             problems += source_outputs(source, src_path)
             problems += grade_ids(source, src_path)
             problems += [Problem(src_path, f"template: {p}") for p in template_problems(source, assignment)]
-            say(f"    {assignment}: {timing(source)}; issue 24's careful estimate "
-                f"{careful_minutes(source):.0f} min (not yet enforced)", flush=True)
+            say(f"    {assignment}: {timing(source)}", flush=True)
             problems += [Problem(src_path, f"length: {p}") for p in length_problems(source)]
             problems += long_test_cells(source, src_path)
             generated = generate_release(scratch, assignment)

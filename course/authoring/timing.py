@@ -1,12 +1,26 @@
 """How long a notebook takes a student, measured from its cells, against the time its header states.
 
-The rule (issue 17): a notebook's core path is every cell before the markdown cell whose first
-line is GOING_FURTHER; what follows it is optional and ungraded. Its measured minutes are
+A notebook's core path is every cell before the markdown cell whose first line is GOING_FURTHER;
+what follows it is optional and ungraded. The core path's minutes are the sum of three parts
+(issue 24's model of a careful student reading dense technical material):
 
-    (words in core markdown cells) / 200  +  0.5 x (core code cells that are neither solution
-    nor test cells)  +  7 x (graded exercises: core solution cells with a grade_id)
+    reading     (words in core markdown cells) / 140
+                Dense technical prose with code spans and formulas is read at 130 to 150 words a
+                minute, about two thirds of the speed of plain prose.
+    demos       for each core code cell that is neither a solution nor a test cell:
+                0.5 + 0.1 x (its non-blank lines)
+                Half a minute to run it and read its output, and six seconds a line to read the code:
+                a 21-line cell takes 2.6 minutes, a one-liner 0.6.
+    exercises   for each graded exercise (a core solution cell with a grade_id):
+                2 + 0.5 x (code lines of the reference answer) + 0.5 x (its test cells)
+                Two minutes to read the stub and plan; half a minute to write and debug each line a
+                student has to write (the non-blank, non-comment lines between the solution markers:
+                the reference's comments are not typed); half a minute to run each test cell and read
+                what it says. Its task text is markdown and counts under reading.
 
-and must not exceed MAX_MINUTES; the header's stated time must lie within TOLERANCE of them.
+The core path must take at most MAX_MINUTES, and the time the title cell states ("Time: about N
+minutes") must lie within TOLERANCE of the model's figure. `course check` enforces both through
+`length_problems`.
 """
 
 import re
@@ -15,11 +29,14 @@ from dataclasses import dataclass
 from course.notebook import cells
 
 GOING_FURTHER = "## Going further (optional)"
-WORDS_PER_MINUTE = 200
-MINUTES_PER_CODE_CELL = 0.5
-MINUTES_PER_EXERCISE = 7
-MAX_MINUTES = 70
-TOLERANCE = 15
+WORDS_PER_MINUTE = 140
+MINUTES_PER_DEMO = 0.5              # run a demonstration and read its output
+MINUTES_PER_DEMO_LINE = 0.1         # read one non-blank line of its code
+MINUTES_PER_EXERCISE = 2            # read the stub, plan the answer
+MINUTES_PER_ANSWER_LINE = 0.5       # write and debug one code line of the reference answer
+MINUTES_PER_TEST_CELL = 0.5         # run one test cell, read its verdict
+MAX_MINUTES = 60
+TOLERANCE = 10
 
 # A word is a run of non-space characters with a letter or digit in it: table rules (`|`, `---`)
 # and heading marks (`##`) are not read as words.
@@ -29,20 +46,44 @@ _HEADER_TIME = re.compile(r"time:\s*(?:about\s+|~\s*)?(\d+)\s*min", re.IGNORECAS
 
 
 @dataclass(frozen=True)
-class Timing:
-    words: int              # in the core's markdown cells
-    code_cells: int         # core code cells a student runs and reads: neither solution nor test
-    exercises: int          # graded exercises in the core
-    header_minutes: int | None   # what the title cell states; None when it states no time
+class Exercise:
+    name: str
+    answer_lines: int       # code lines of the reference answer (non-blank, not comments)
+    test_cells: int
 
     @property
     def minutes(self) -> float:
-        return (self.words / WORDS_PER_MINUTE + MINUTES_PER_CODE_CELL * self.code_cells
-                + MINUTES_PER_EXERCISE * self.exercises)
+        return (MINUTES_PER_EXERCISE + MINUTES_PER_ANSWER_LINE * self.answer_lines
+                + MINUTES_PER_TEST_CELL * self.test_cells)
+
+
+@dataclass(frozen=True)
+class Timing:
+    words: int                          # in the core's markdown cells
+    demo_lines: tuple[int, ...]         # non-blank lines of each core code cell that is neither solution nor test
+    exercises: tuple[Exercise, ...]     # the graded exercises of the core
+    header_minutes: int | None          # what the title cell states; None when it states no time
+
+    @property
+    def reading_minutes(self) -> float:
+        return self.words / WORDS_PER_MINUTE
+
+    @property
+    def demo_minutes(self) -> float:
+        return sum(MINUTES_PER_DEMO + MINUTES_PER_DEMO_LINE * n for n in self.demo_lines)
+
+    @property
+    def exercise_minutes(self) -> float:
+        return sum(e.minutes for e in self.exercises)
+
+    @property
+    def minutes(self) -> float:
+        return self.reading_minutes + self.demo_minutes + self.exercise_minutes
 
     def __str__(self) -> str:
         header = "none" if self.header_minutes is None else f"{self.header_minutes} min"
-        return (f"{self.words} words, {self.code_cells} code cells, {self.exercises} exercises: "
+        return (f"{self.words} words ({self.reading_minutes:.1f} min), {len(self.demo_lines)} demonstrations "
+                f"({self.demo_minutes:.1f} min), {len(self.exercises)} exercises ({self.exercise_minutes:.1f} min): "
                 f"measured {self.minutes:.1f} min, header {header}")
 
 
@@ -63,13 +104,35 @@ def header_minutes(nb) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def _lines(text: str) -> int:
+    return sum(1 for line in text.splitlines() if line.strip())
+
+
+def _answer_lines(source: str) -> int:
+    """Code lines of a solution cell's reference answer: between the solution markers, not blank, not a comment."""
+    count, inside = 0, False
+    for line in source.splitlines():
+        text = line.strip()
+        if text == cells.SOLUTION_BEGIN:
+            inside = True
+        elif text == cells.SOLUTION_END:
+            inside = False
+        elif inside and text and not text.startswith("#"):
+            count += 1
+    return count
+
+
 def timing(nb) -> Timing:
     core, _ = split(nb)
+    solutions = [c for c in core if cells.is_solution(c) and cells.grade_id(c)]
+    names = [cells.grade_id(c) for c in solutions]
+    tests = [cells.exercise_of(cells.grade_id(c), names) for c in core if cells.is_test(c)]
     return Timing(
         words=sum(len(_WORD.findall(c.source)) for c in core if c.cell_type == "markdown"),
-        code_cells=sum(1 for c in core if c.cell_type == "code" and c.source.strip()
-                       and not cells.is_solution(c) and not cells.is_test(c)),
-        exercises=sum(1 for c in core if cells.is_solution(c) and cells.grade_id(c)),
+        demo_lines=tuple(_lines(c.source) for c in core if c.cell_type == "code" and c.source.strip()
+                         and not cells.is_solution(c) and not cells.is_test(c)),
+        exercises=tuple(Exercise(name, _answer_lines(c.source), tests.count(name))
+                        for name, c in zip(names, solutions)),
         header_minutes=header_minutes(nb),
     )
 
@@ -79,13 +142,13 @@ def length_problems(nb) -> list[str]:
     t = timing(nb)
     problems = []
     if t.minutes > MAX_MINUTES:
-        problems.append(f"the core path takes {t.minutes:.1f} min by measure, over {MAX_MINUTES} "
-                        f"(header says {t.header_minutes}); move parts into '{GOING_FURTHER}' or cut them")
+        problems.append(f"the core path takes {t.minutes:.1f} min by measure ({t}), over {MAX_MINUTES}; "
+                        f"move parts into '{GOING_FURTHER}' or cut them")
     if t.header_minutes is None:
         problems.append(f"the title cell states no time ('Time: about N minutes'); measured {t.minutes:.1f} min")
     elif abs(t.header_minutes - t.minutes) > TOLERANCE:
         problems.append(f"the header says {t.header_minutes} min but the core path measures {t.minutes:.1f} min "
-                        f"(more than {TOLERANCE} min apart)")
+                        f"(more than {TOLERANCE} min apart); state about {round(t.minutes)} minutes")
     _, further = split(nb)
     for cell in further:
         meta = cells.nbgrader_meta(cell)
@@ -93,44 +156,3 @@ def length_problems(nb) -> list[str]:
             problems.append(f"graded cell '{cells.grade_id(cell)}' is in '{GOING_FURTHER}', "
                             "which is optional and ungraded")
     return problems
-
-
-# Issue 24's recalibration, measured and printed by `course check` but not yet enforced: dense
-# technical prose read at 140 words a minute; a demonstration cell read and run by its length; an
-# exercise by the size of its reference answer. The figures are estimates of a careful student's
-# time, for the cuts still to come; the enforced rule above stays in force until the notebooks
-# have been cut to fit this one.
-CAREFUL_WORDS_PER_MINUTE = 140
-CAREFUL_MINUTES_PER_DEMO = 0.5          # run it and read its output
-CAREFUL_MINUTES_PER_CODE_LINE = 0.1     # read one non-blank line of a demonstration
-CAREFUL_MINUTES_PER_EXERCISE = 3        # read the task, run the tests
-CAREFUL_MINUTES_PER_ANSWER_LINE = 0.5   # write and debug one non-blank line of the reference answer
-
-
-def _lines(text: str) -> int:
-    return sum(1 for line in text.splitlines() if line.strip())
-
-
-def _answer(source: str) -> str:
-    """The reference answer of a solution cell: its lines between the solution markers."""
-    kept, inside = [], False
-    for line in source.splitlines():
-        if line.strip() == cells.SOLUTION_BEGIN:
-            inside = True
-        elif line.strip() == cells.SOLUTION_END:
-            inside = False
-        elif inside:
-            kept.append(line)
-    return "\n".join(kept)
-
-
-def careful_minutes(nb) -> float:
-    """The core path's time under issue 24's recalibrated model (see the constants above)."""
-    core, _ = split(nb)
-    words = sum(len(_WORD.findall(c.source)) for c in core if c.cell_type == "markdown")
-    demos = [c for c in core if c.cell_type == "code" and c.source.strip()
-             and not cells.is_solution(c) and not cells.is_test(c)]
-    answers = [_answer(c.source) for c in core if cells.is_solution(c) and cells.grade_id(c)]
-    return (words / CAREFUL_WORDS_PER_MINUTE
-            + sum(CAREFUL_MINUTES_PER_DEMO + CAREFUL_MINUTES_PER_CODE_LINE * _lines(c.source) for c in demos)
-            + sum(CAREFUL_MINUTES_PER_EXERCISE + CAREFUL_MINUTES_PER_ANSWER_LINE * _lines(a) for a in answers))

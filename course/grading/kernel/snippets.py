@@ -26,7 +26,7 @@ def _course_free_frames():
         if not frame.f_code.co_flags & suspended:
             try:
                 frame.clear()
-                frame.f_locals      # re-syncs the locals dict IPython made, dropping what clear() freed
+                frame.f_locals  # noqa: B018 - re-syncs the locals dict IPython made, dropping what clear() freed
             except RuntimeError:    # still running
                 pass
     gc.collect()
