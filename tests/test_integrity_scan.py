@@ -40,6 +40,17 @@ FLAGGED = [
     ("import sys\nstate = sys.modules['helpers.notebook_state']\nstate.ask = lambda *a: None", "replaces state.ask"),
     ("from pathlib import Path\nPath('weights.pt').symlink_to('/etc/passwd')", "makes a symbolic link"),
     ("import os\nos.mkfifo('weights.pt')", "makes a named pipe"),
+    # The second red team's: a probe rebound through a plain assignment, or through its module's namespace.
+    ("import helpers\n_m = helpers.probes_serialization\n_n = _m\n_n.payload_runs = lambda *a: []",
+     "replaces _n.payload_runs"),
+    ("import helpers\nvars(helpers.probes_serialization).update(payload_runs=print)",
+     "changes the namespace of helpers.probes_serialization"),
+    ("import helpers\nhelpers.probes_serialization.__dict__['payload_runs'] = 0",
+     "changes the namespace of helpers.probes_serialization"),
+    # Code the scan cannot read (it runs in the TA's process) is named, never a crash of the run.
+    ("x = config" + ".b" * 20_000, "cannot be read by the scan"),
+    ("x = " + "-" * 100_000 + "1", "cannot be read by the scan"),
+    ("x = 1\n" * 200_000, "cannot be read by the scan"),
 ]
 
 
@@ -52,6 +63,11 @@ def test_flags_are_not_raised_by_setting_a_flag_or_by_cells_that_are_not_python(
     assert integrity.suspicious_code("torch.backends.cudnn.benchmark = True") == []
     assert integrity.suspicious_code("%timeit x = 1\n!ls") == []
     assert integrity.suspicious_code("def broken(:") == []
+
+
+def test_a_cells_own_variable_is_not_the_history():
+    assert integrity.suspicious_code("for _i in range(3):\n    print(_i)") == []
+    assert integrity.suspicious_code("print(_i)") == ["reads the executed cells (_i)"]
 
 
 @pytest.mark.parametrize("assignment", COURSE.assignments())

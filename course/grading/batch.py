@@ -43,6 +43,7 @@ from course.grading.contract import (
     GradeOptions,
     GradeRun,
     GradingStopped,
+    printable,
 )
 from course.grading.preflight import max_notebooks, preflight, register
 from course.grading.present import Progress, present
@@ -139,7 +140,8 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
             marker = state / assignment / f"{student}.json"
             if not options.force and is_done(marker, digest):
                 skipped.append((student, assignment))
-                stored_problems[(student, assignment)] = [tuple(p) for p in json.loads(marker.read_text())["problems"]]
+                stored_problems[(student, assignment)] = [tuple(map(printable, p))
+                                                        for p in json.loads(marker.read_text())["problems"]]
                 continue
             jobs.append((Job(assignment=assignment, student=student, submission=str(submitted),
                              source=str(course.source_dir(assignment)), template_db=str(templates[assignment]),

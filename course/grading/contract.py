@@ -96,3 +96,21 @@ class InfrastructureFailure(RuntimeError):
 
 GRADER_ERROR = "grader-error"       # the grading code itself raised
 INFRASTRUCTURE_KINDS = (KERNEL_START, SETUP_FAILED, JUDGE_FAILED)
+
+
+def printable(text: str) -> str:
+    """`text` that any file, terminal or database takes: a student's notebook can put lone surrogates
+    (`"\\ud800"` in its JSON) in a grade id or an output, which UTF-8 refuses to encode."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8") if type(text) is str else str(text)
+
+
+def printable_result(result: dict) -> dict:
+    """A worker's result with every text a submission could have put in it made printable."""
+    result["problems"] = [(printable(where), printable(what)) for where, what in result.get("problems", [])]
+    for key in ("log",):
+        if type(result.get(key)) is str:
+            result[key] = printable(result[key])
+    if type(result.get("infrastructure")) is dict:
+        result["infrastructure"] = {k: printable(v) if type(v) is str else v
+                                    for k, v in result["infrastructure"].items()}
+    return result

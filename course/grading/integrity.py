@@ -53,13 +53,27 @@ _KERNEL_INTERNALS = {"session", "get_parent", "parent_header", "_parent_header",
                      "run_ast_nodes", "excepthook"}
 
 
+# A cell larger than this is not parsed here (the scan runs in the TA's process): it is named instead.
+MAX_SCANNED = 1 << 20
+UNSCANNABLE = "cannot be read by the scan (too large, or nested too deeply)"
+
+
 def suspicious_code(source: str) -> list[str]:
     """Why `source` (a student's cell) looks like it tampers with the grading; empty if it does not."""
-    tree = _parse(source)
-    if tree is None:
-        return []
+    if len(source) > MAX_SCANNED:
+        return [UNSCANNABLE]
+    try:
+        tree = _parse(source)
+        return [] if tree is None else _reasons(tree)
+    except (RecursionError, MemoryError):   # a deep expression: no honest cell is one
+        return [UNSCANNABLE]
+
+
+def _reasons(tree: ast.Module) -> list[str]:
     reasons = []
     roots = _TAMPER_MODULE_ROOTS | _aliases(tree)
+    # The cell's own variables: `for _i in range(3)` binds a name of the history's, it reads no history.
+    own = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(n in node.value for n in _SERVER_NAMES) \
                 or isinstance(node, ast.Name) and node.id.startswith(_SERVER_NAMES) \
@@ -73,6 +87,8 @@ def suspicious_code(source: str) -> list[str]:
                 dotted = _dotted(target)
                 if isinstance(target, ast.Attribute) and target.attr in _FUNCTION_INNARDS:
                     reasons.append(f"replaces the {target.attr} of {_dotted(target.value) or 'an object'}")
+                if isinstance(target, ast.Subscript) and _namespace_of(target.value, roots):
+                    reasons.append(f"changes the namespace of {_namespace_of(target.value, roots)}")
                 if flag:
                     continue
                 if isinstance(target, ast.Attribute) and dotted and dotted.split(".")[0] in roots:
@@ -87,6 +103,9 @@ def suspicious_code(source: str) -> list[str]:
                 owner = _dotted(node.args[0])
                 if owner and owner.split(".")[0] in roots:
                     reasons.append(f"{func} on {owner}")
+            if isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "setdefault", "__setitem__", "pop") \
+                    and _namespace_of(node.func.value, roots):
+                reasons.append(f"changes the namespace of {_namespace_of(node.func.value, roots)}")
             if isinstance(node.func, ast.Attribute) and node.func.attr in _SUSPICIOUS_METHODS:
                 reasons.append(_SUSPICIOUS_METHODS[node.func.attr])
             if func and "." in func:
@@ -100,7 +119,7 @@ def suspicious_code(source: str) -> list[str]:
                 reasons.append("hooks into IPython's cell execution")
         elif isinstance(node, ast.Name) and node.id == "__builtins__":
             reasons.append("uses __builtins__")
-        elif isinstance(node, ast.Name) and node.id in _HISTORY:
+        elif isinstance(node, ast.Name) and node.id in _HISTORY and node.id not in own:
             reasons.append(f"reads the executed cells ({node.id})")
         elif isinstance(node, ast.Attribute) and node.attr in _KERNEL_INTERNALS:
             reasons.append(f"reaches into IPython's machinery (.{node.attr})")
@@ -111,9 +130,33 @@ def suspicious_code(source: str) -> list[str]:
     return sorted(set(reasons))
 
 
+def _namespace_of(node, roots: set[str]) -> str | None:
+    """`X` when `node` is `vars(X)` or `X.__dict__` for a module the tests use (or an alias of one)."""
+    if isinstance(node, ast.Call) and _dotted(node.func) == "vars" and node.args:
+        owner = _dotted(node.args[0])
+    elif isinstance(node, ast.Attribute) and node.attr == "__dict__":
+        owner = _dotted(node.value)
+    else:
+        return None
+    return owner if owner and owner.split(".")[0] in roots else None
+
+
 def _aliases(tree: ast.Module) -> set[str]:
     """Names the cell binds to a module of those tests use (`import helpers.probes_devices as probes`,
-    `m = sys.modules["torch"]`): replacing something through them is replacing it in the module."""
+    `m = sys.modules["torch"]`, `m = helpers.probes_devices`, and names bound to those in turn):
+    replacing something through them is replacing it in the module."""
+    found = _imported_aliases(tree)
+    while True:     # `a = helpers.x` then `b = a`: follow the chain
+        more = {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                and isinstance(node.value, (ast.Name, ast.Attribute))
+                and (_dotted(node.value) or "").split(".")[0] in _TAMPER_MODULE_ROOTS | found
+                for t in node.targets if isinstance(t, ast.Name)} - found
+        if not more:
+            return found
+        found |= more
+
+
+def _imported_aliases(tree: ast.Module) -> set[str]:
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):

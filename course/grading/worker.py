@@ -30,6 +30,7 @@ from course.grading.contract import (
     KERNEL_START,
     LEFT_RUNNING,
     Job,
+    printable_result,
 )
 from course.grading.present import (
     TAMPERING,
@@ -64,6 +65,11 @@ def load_config(config_dirs):
 
 
 def grade_submission(job: Job) -> dict:
+    """Autograde one submission (see `_grade`); its texts made safe to write anywhere."""
+    return printable_result(_grade(job))
+
+
+def _grade(job: Job) -> dict:
     """Autograde one submission and write its feedback; never raises.
 
     A failure that is not the student's (see `course.grading.execute.InfrastructureFailure`, and
@@ -168,7 +174,11 @@ def _events(scratch: Path, kinds) -> list[dict]:
 def _kernel_log(scratch: Path) -> str:
     """The end of what the kernels and bubblewrap said."""
     kernel_log = scratch / "kernel" / "kernel.log"
-    return kernel_log.read_text(errors="replace")[-5000:] if kernel_log.is_file() else ""
+    if not kernel_log.is_file():
+        return ""
+    with open(kernel_log, "rb") as f:       # the kernel writes it: read its end only, whatever its size
+        f.seek(max(0, f.seek(0, 2) - 5000))
+        return f.read().decode("utf-8", "replace")
 
 
 def _failure_log(run: dict | None, scratch: Path) -> str:

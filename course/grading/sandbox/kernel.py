@@ -8,7 +8,10 @@ import shutil
 import stat
 from pathlib import Path
 
+import zmq
+from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
+from traitlets import default
 
 from course.grading.sandbox.host import (
     RUN_SIZE,
@@ -17,8 +20,24 @@ from course.grading.sandbox.host import (
     join_group,
     remove_group,
 )
-from course.grading.sandbox.policy import Sandbox
+from course.grading.sandbox.policy import MiB, Sandbox
 from course.grading.sandbox.processes import clear_uid, end_sandbox
+
+# The largest message the grader takes from a kernel. jupyter_client reads a whole message into memory
+# before the output cap (GuardedExecute.output) sees it: a kernel could make the TA's process hold many
+# times its own memory limit. ZeroMQ drops a larger message at the socket (and the connection with it):
+# that cell's output is lost, the student's doing.
+MAX_KERNEL_MESSAGE = 32 * MiB
+
+
+class CappedKernelClient(AsyncKernelClient):
+    """A kernel client whose sockets refuse messages over MAX_KERNEL_MESSAGE."""
+
+    def _create_connected_socket(self, channel, identity=None):
+        # A default of the context: it must be set before the socket connects.
+        self.context.setsockopt(zmq.MAXMSGSIZE, MAX_KERNEL_MESSAGE)
+        return super()._create_connected_socket(channel, identity)
+
 
 _MEMORY_HISTORY = "--HistoryManager.hist_file=:memory:"
 _CWD_LAST_IGNORE = "--IPKernelApp.ignore_cwd=True"
@@ -35,6 +54,10 @@ class SandboxedKernelManager(AsyncKernelManager):
     sandbox: Sandbox
     scratch: Path
     answers: Path | None = None     # the answer socket's folder (course.grading.execute), bound read-only
+
+    @default("client_factory")
+    def _capped_client(self):
+        return CappedKernelClient
 
     def __init__(self, **kwargs):
         rundir = self.scratch / "run"

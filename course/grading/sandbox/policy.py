@@ -49,7 +49,9 @@ class Limits:
 
     memory: int = 2 * GiB           # per process: RLIMIT_DATA (heap and private mappings)
     processes: int = 256            # processes and threads (RLIMIT_NPROC)
-    file_size: int = 1 * GiB        # largest file the kernel may write
+    # Largest file the kernel may write: none of its folders holds more, and its stderr (kernel.log, on the
+    # host's disk) stops there.
+    file_size: int = 256 * MiB
     open_files: int = 1024
     tmp_size: int = 256 * MiB       # each of the kernel's /tmp, /dev/shm, working folder and home (memory-backed)
     cell_timeout: int | None = None     # None: nbgrader's Execute.timeout (nbgrader_config.py)
