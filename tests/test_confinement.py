@@ -25,7 +25,7 @@ from course.grading.gradebooks import cell_scores
 from course.grading.batch import grade
 from course.grading.contract import GradeOptions
 from course.notebook.nbgrader import submit
-from course.grading.sandbox.host import cpu_group, remove_group
+from course.grading.sandbox.host import control_groups, remove_groups
 from course.grading.sandbox.policy import Limits, find_bwrap
 from course.fixtures import reference_answers, with_answers
 
@@ -222,45 +222,83 @@ def test_honest_work_never_loses_to_the_graders_mechanics(graded):
     assert "NOT GRADED" not in report
 
 
-def _cpu_groups() -> bool:
-    group = cpu_group("probe")
-    remove_group(group)
-    return group is not None
+def _control_groups() -> set[str]:
+    groups = control_groups("probe", 1 << 30)
+    found = {c for c in ("cpu", "memory") if any((g / f"{c}.max").exists() or (g / f"{c}.shares").exists()
+                                                 or (g / f"{c}.limit_in_bytes").exists() for g in groups)}
+    remove_groups(groups)
+    return found
 
 
-@pytest.mark.skipif(not _cpu_groups(), reason="no CPU control group can be made here (not root, or no "
-                                                "cgroup CPU controller): kernels share the worker's CPU")
-def test_every_process_of_a_kernel_is_in_a_cpu_group_of_its_own(tmp_path):
-    """The scheduler shares the CPU equally between groups: a kernel's many busy processes, each in a session
-    (and a scheduler autogroup) of its own, still take only that kernel's share from the one beside it."""
+def _kernel(tmp_path, limits: Limits, cells: list[str]):
+    """A NotebookClient for `cells` in a sandboxed kernel of worker 0 (its groups: client.km.control_groups)."""
     import nbformat.v4 as v4
     from nbclient import NotebookClient
 
     from course.grading.sandbox.kernel import kernel_manager_for
     from course.grading.sandbox.policy import make_sandbox
 
-    sandbox, _ = make_sandbox([COURSE.root], Limits(), allow_unsandboxed=False)
-    cell = v4.new_code_cell(
+    sandbox, _ = make_sandbox([COURSE.root], limits, allow_unsandboxed=False)
+    nb = v4.new_notebook(cells=[v4.new_code_cell(c) for c in cells])
+    manager = kernel_manager_for(sandbox.for_worker(0, 1), tmp_path / "kernel")
+    (tmp_path / "notebook").mkdir()     # the notebook's folder, which the kernel's working folder copies
+    return nb, NotebookClient(nb, kernel_name="python3", kernel_manager_class=manager, timeout=60,
+                              resources={"metadata": {"path": str(tmp_path / "notebook")}})
+
+
+@pytest.mark.skipif("cpu" not in _control_groups(), reason="no CPU control group can be made here (not root, or "
+                                                           "no cgroup CPU controller): kernels share the worker's CPU")
+def test_every_process_of_a_kernel_is_in_a_cpu_group_of_its_own(tmp_path):
+    """The scheduler shares the CPU equally between groups: a kernel's many busy processes, each in a session
+    (and a scheduler autogroup) of its own, still take only that kernel's share from the one beside it."""
+    nb, client = _kernel(tmp_path, Limits(), [
         "import os, time\n"
         "for _ in range(3):\n"
         "    if os.fork() == 0:\n"
         "        os.setsid(); time.sleep(30); os._exit(0)\n"
-        "print('PIDS', os.getpid())")
-    nb = v4.new_notebook(cells=[cell, v4.new_code_cell("import time; time.sleep(0.1)")])
-    manager = kernel_manager_for(sandbox.for_worker(0, 1), tmp_path / "kernel")
-    (tmp_path / "notebook").mkdir()     # the notebook's folder, which the kernel's working folder copies
-    client = NotebookClient(nb, kernel_name="python3", kernel_manager_class=manager, timeout=60,
-                            resources={"metadata": {"path": str(tmp_path / "notebook")}})
+        "print('PIDS', os.getpid())", "import time; time.sleep(0.1)"])
     with client.setup_kernel():
         client.execute_cell(nb.cells[0], 0)
         launcher = client.km.provisioner.pid
-        group = client.km.cpu_group
-        assert group is not None and group.name == str(client.km.kernel_sandbox.uid)
-        members = set(map(int, (group / "cgroup.procs").read_text().split()))
+        groups = client.km.control_groups
+        assert groups and all(g.name == str(client.km.kernel_sandbox.uid) for g in groups)
         from course.grading.sandbox.processes import descendants
         below = set(descendants(launcher))
-        assert launcher in members and below and below <= members, (launcher, below, members)
-    assert not group.exists(), "the group is removed with the kernel"
+        for group in groups:
+            members = set(map(int, (group / "cgroup.procs").read_text().split()))
+            assert launcher in members and below and below <= members, (group, launcher, below, members)
+    assert not any(g.exists() for g in groups), "the groups are removed with the kernel"
+
+
+@pytest.mark.skipif("memory" not in _control_groups(), reason="no memory control group can be made here (not "
+                                                              "root, or no cgroup memory controller)")
+def test_a_kernels_processes_together_stay_under_its_memory(tmp_path):
+    """RLIMIT_DATA holds one process: four children of 400 MiB each are within it, but not within the kernel's
+    total (here 1 GiB + 4 x 16 MiB, the kernel's own torch included), which the memory group holds: the kernel
+    loses children, not the host."""
+    limits = Limits(memory=1 << 30, tmp_size=16 << 20)
+    nb, client = _kernel(tmp_path, limits, [
+        "import os, time\n"
+        "children = []\n"
+        "for _ in range(4):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        block = bytearray(400 << 20)\n"
+        "        for i in range(0, len(block), 4096):\n"
+        "            block[i] = 1\n"
+        "        time.sleep(3); os._exit(0)\n"
+        "    children.append(pid)\n"
+        "codes = [os.waitpid(pid, 0)[1] for pid in children]\n"
+        "print('KILLED', sum(1 for c in codes if os.WIFSIGNALED(c)))"])
+    with client.setup_kernel():
+        client.execute_cell(nb.cells[0], 0)
+        groups = client.km.control_groups
+        memory = next(g for g in groups if (g / "memory.max").exists() or (g / "memory.limit_in_bytes").exists())
+        peak = memory / "memory.max_usage_in_bytes"
+        peak = int(peak.read_text()) if peak.exists() else int((memory / "memory.peak").read_text())
+    printed = "".join(o.get("text", "") for o in nb.cells[0].outputs)
+    assert "KILLED" in printed and int(printed.split("KILLED")[1].split()[0]) >= 1, printed
+    assert peak <= limits.total_memory(), (peak, limits.total_memory())
 
 
 def test_output_caps_count_bytes(graded):

@@ -141,3 +141,17 @@ def test_visible_test_lines_exclude_the_hidden_block():
     problems = long_test_cells(nb, "nb.ipynb")
     assert [p.reason for p in problems] == [f"test cell 'test_long' shows a student {limit + 1} lines, over {limit}; "
                                             "move its machinery into helpers"]
+
+
+def test_a_notebook_not_yet_cut_may_shrink_but_not_grow_and_must_leave_the_list_when_it_fits():
+    from course.authoring.timing import OVER_THE_HOUR
+
+    name, held = next(iter(OVER_THE_HOUR.items()))
+    words_for = lambda minutes: int((minutes - 32.37 + 2000 / 140) * 140)      # noqa: E731 - the default notebook
+    at_limit = notebook(header_minutes=held, core_words=words_for(held - 0.5))
+    assert length_problems(at_limit, name) == []
+    over = notebook(header_minutes=held, core_words=words_for(held + 1))
+    assert any(f"over {held}" in p for p in length_problems(over, name))
+    assert any("over 60" in p for p in length_problems(at_limit, "another_notebook"))
+    fits = notebook(header_minutes=55, core_words=words_for(55))
+    assert any("take" in p and "OVER_THE_HOUR" in p for p in length_problems(fits, name))

@@ -37,6 +37,9 @@ MINUTES_PER_ANSWER_LINE = 0.5       # write and debug one code line of the refer
 MINUTES_PER_TEST_CELL = 0.5         # run one test cell, read its verdict
 MAX_MINUTES = 60
 TOLERANCE = 10
+# Notebooks not yet cut to the hour (issue 24), each held to the minutes it measures now: it may shrink,
+# never grow, and its header must still state its real length. An entry goes when its notebook fits.
+OVER_THE_HOUR = {"01_tensors_devices": 87, "03_gpu_memory": 98, "06_debugging": 99}
 
 # A word is a run of non-space characters with a letter or digit in it: table rules (`|`, `---`)
 # and heading marks (`##`) are not read as words.
@@ -137,13 +140,16 @@ def timing(nb) -> Timing:
     )
 
 
-def length_problems(nb) -> list[str]:
-    """What breaks the length rule in `nb` (a source notebook); empty when it keeps it."""
+def length_problems(nb, assignment: str = "") -> list[str]:
+    """What breaks the length rule in `nb` (the source notebook of `assignment`); empty when it keeps it."""
     t = timing(nb)
     problems = []
-    if t.minutes > MAX_MINUTES:
-        problems.append(f"the core path takes {t.minutes:.1f} min by measure ({t}), over {MAX_MINUTES}; "
+    limit = OVER_THE_HOUR.get(assignment, MAX_MINUTES)
+    if t.minutes > limit:
+        problems.append(f"the core path takes {t.minutes:.1f} min by measure ({t}), over {limit}; "
                         f"move parts into '{GOING_FURTHER}' or cut them")
+    elif assignment in OVER_THE_HOUR and t.minutes <= MAX_MINUTES:
+        problems.append(f"the core path now fits the hour ({t.minutes:.1f} min): take {assignment} off OVER_THE_HOUR")
     if t.header_minutes is None:
         problems.append(f"the title cell states no time ('Time: about N minutes'); measured {t.minutes:.1f} min")
     elif abs(t.header_minutes - t.minutes) > TOLERANCE:

@@ -47,11 +47,14 @@ def release_folder(path: Path) -> None:
         ctypes.CDLL(None, use_errno=True).umount2(str(path).encode(), _MNT_DETACH)
 
 
-# -- a fair share of the CPU for every kernel ---------------------------------------------------------------
+# -- a fair share of the CPU, and a cap on memory, for every kernel ------------------------------------------
 
-def _cpu_hierarchy() -> Path | None:
-    """Where this machine's CPU controller can be given groups: a cgroup v1 `cpu` hierarchy, or the cgroup v2
-    root with `cpu` in its controllers. None where there is none, or it is not ours to write (not root)."""
+CONTROLLERS = ("cpu", "memory")
+
+
+def _hierarchy(controller: str) -> Path | None:
+    """Where this machine's `controller` can be given groups: a cgroup v1 hierarchy of it, or the cgroup v2 root
+    with it delegated. None where there is none, or it is not ours to write (not root)."""
     if os.geteuid() != 0 or sys.platform != "linux":
         return None
     try:
@@ -60,52 +63,63 @@ def _cpu_hierarchy() -> Path | None:
         return None
     for line in mounts:
         fields = line.split()
-        if len(fields) > 3 and fields[2] == "cgroup" and "cpu" in fields[3].split(","):
+        if len(fields) > 3 and fields[2] == "cgroup" and controller in fields[3].split(","):
             return Path(fields[1])
     for line in mounts:
         fields = line.split()
         if len(fields) > 2 and fields[2] == "cgroup2":
             root = Path(fields[1])
             try:
-                if "cpu" in (root / "cgroup.controllers").read_text().split() and \
-                        "cpu" in (root / "cgroup.subtree_control").read_text().split():
+                if controller in (root / "cgroup.controllers").read_text().split() and \
+                        controller in (root / "cgroup.subtree_control").read_text().split():
                     return root
             except OSError:
                 pass
     return None
 
 
-_CPU_ROOT: list = []
+_ROOTS: dict[str, Path | None] = {}
 
 
-def cpu_group(name: str) -> Path | None:
-    """A CPU control group of its own for one kernel, `name` (its uid): the scheduler shares the CPU equally
+def control_groups(name: str, memory: int) -> list[Path]:
+    """Control groups of its own for one kernel, `name` (its uid). `cpu`: the scheduler shares the CPU equally
     between groups, so a kernel's hundred busy processes take no more than its share from the kernel graded
-    beside it. None where the machine gives no such group (the kernel then shares the worker's)."""
-    if not _CPU_ROOT:
-        _CPU_ROOT.append(_cpu_hierarchy())
-    if _CPU_ROOT[0] is None:
-        return None
-    group = _CPU_ROOT[0] / "course-grade" / name
-    try:
-        group.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    return group if (group / "cgroup.procs").exists() else None
+    beside it. `memory`: all its processes together, and what they write to its memory-backed folders, stay
+    under `memory` bytes (RLIMIT_DATA holds one process only). Where the machine gives neither, none."""
+    groups: list[Path] = []
+    for controller in CONTROLLERS:
+        if controller not in _ROOTS:
+            _ROOTS[controller] = _hierarchy(controller)
+        root = _ROOTS[controller]
+        if root is None:
+            continue
+        group = root / "course-grade" / name
+        try:
+            group.mkdir(parents=True, exist_ok=True)
+            if controller == "memory":
+                limit = group / "memory.max" if (group / "memory.max").exists() else group / "memory.limit_in_bytes"
+                limit.write_text(str(memory))
+        except OSError:
+            remove_groups([group])
+            continue
+        if (group / "cgroup.procs").exists() and group not in groups:     # v2: one group holds both
+            groups.append(group)
+    return groups
 
 
-def join_group(group: Path) -> None:
-    """Move the calling process into `group` (run in the launcher between fork and exec: its children follow)."""
-    fd = os.open(str(group / "cgroup.procs"), os.O_WRONLY)
-    try:
-        os.write(fd, str(os.getpid()).encode())
-    finally:
-        os.close(fd)
+def join_groups(groups: list[Path]) -> None:
+    """Move the calling process into `groups` (run in the launcher between fork and exec: its children follow)."""
+    for group in groups:
+        fd = os.open(str(group / "cgroup.procs"), os.O_WRONLY)
+        try:
+            os.write(fd, str(os.getpid()).encode())
+        finally:
+            os.close(fd)
 
 
-def remove_group(group: Path | None) -> None:
-    """Remove a kernel's group once its processes are gone (an empty group is removed with rmdir)."""
-    if group is not None:
+def remove_groups(groups: list[Path]) -> None:
+    """Remove a kernel's groups once its processes are gone (an empty group is removed with rmdir)."""
+    for group in groups:
         try:
             group.rmdir()
         except OSError:

@@ -16,9 +16,9 @@ from traitlets import default
 from course.grading.sandbox.host import (
     RUN_SIZE,
     capped_folder,
-    cpu_group,
-    join_group,
-    remove_group,
+    control_groups,
+    join_groups,
+    remove_groups,
 )
 from course.grading.sandbox.policy import MiB, Sandbox
 from course.grading.sandbox.processes import clear_uid, end_sandbox
@@ -124,7 +124,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         sandbox = getattr(self, "kernel_sandbox", None)
         if sandbox is not None and sandbox.uid is not None:
             clear_uid(sandbox.uid)
-        remove_group(getattr(self, "cpu_group", None))
+        remove_groups(getattr(self, "control_groups", []))
 
     cleanup_resources = _async_cleanup_resources    # jupyter_client binds the public name to its own
     async def _async_launch_kernel(self, kernel_cmd, **kw):
@@ -133,9 +133,10 @@ class SandboxedKernelManager(AsyncKernelManager):
         log = open(self.scratch / "kernel.log", "ab")   # noqa: SIM115 - the kernel holds it open
         kw["cwd"] = str(self.scratch / "work")      # see format_kernel_cmd (also without bubblewrap)
         sandbox = getattr(self, "kernel_sandbox", None)
-        self.cpu_group = cpu_group(str(sandbox.uid)) if sandbox is not None and sandbox.uid is not None else None
-        if self.cpu_group is not None:
-            kw["preexec_fn"] = functools.partial(join_group, self.cpu_group)
+        self.control_groups = (control_groups(str(sandbox.uid), sandbox.limits.total_memory())
+                               if sandbox is not None and sandbox.uid is not None else [])
+        if self.control_groups:
+            kw["preexec_fn"] = functools.partial(join_groups, self.control_groups)
         kw.setdefault("stdout", log)
         kw.setdefault("stderr", log)
         try:

@@ -58,6 +58,11 @@ class Limits:
     notebook_timeout: int = 900     # all cells of one notebook together
     output_per_cell: int = 1 * MiB  # outputs beyond this are dropped from the autograded notebook
 
+    def total_memory(self) -> int:
+        """What all of a kernel's processes may hold together, its four memory-backed folders full included
+        (a cgroup's limit, where the machine gives one: see `host.control_groups`)."""
+        return self.memory + 4 * self.tmp_size
+
     def rlimits(self) -> dict[str, int]:
         return {"RLIMIT_DATA": self.memory, "RLIMIT_NPROC": self.processes,
                 "RLIMIT_FSIZE": self.file_size, "RLIMIT_NOFILE": self.open_files, "RLIMIT_CORE": 0}
