@@ -114,3 +114,9 @@ def printable_result(result: dict) -> dict:
         result["infrastructure"] = {k: printable(v) if type(v) is str else v
                                     for k, v in result["infrastructure"].items()}
     return result
+
+
+def answers_prefix(worker: int) -> str:
+    """The name start of a worker's answer-socket folders in the temporary folder (a worker killed at the hard
+    limit cannot remove its own: the pool removes them by this name)."""
+    return f"course-answers-{worker}-"

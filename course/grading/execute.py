@@ -59,6 +59,7 @@ from course.grading.contract import (
     OUTPUT_LOST,
     SETUP_FAILED,
     InfrastructureFailure,
+    answers_prefix,
 )
 from course.grading.kernel.snippets import FREE_FRAMES, REAP
 from course.grading.sandbox.host import release_folder
@@ -121,7 +122,7 @@ class GuardedExecute(Execute):
         super().__init__(**kwargs)
         # The answer socket's folder: the grader's alone (the kernel sees it read-only), at a short path of its
         # own whatever the scratch folder's length (a student id may be an e-mail address).
-        self._answers = Path(tempfile.mkdtemp(prefix="course-answers-"))
+        self._answers = Path(tempfile.mkdtemp(prefix=answers_prefix(os.getpid())))
         os.chmod(self._answers, 0o755)
         self._sandbox = Sandbox.from_json(self.sandbox_json) if self.sandbox_json else Sandbox(bwrap=None)
         if self.sandbox_json:

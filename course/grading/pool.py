@@ -12,15 +12,21 @@ fresh worker takes its place, and the job comes back as a failure of the grader'
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections import deque
 from dataclasses import replace
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 
+from course.grading.contract import answers_prefix
+from course.grading.sandbox.host import remove_block_groups
+from course.grading.sandbox.policy import UIDS_PER_PROCESS, uid_block
 from course.grading.sandbox.processes import clear_uid_block, descendants
 
 
@@ -121,7 +127,7 @@ class Pool:
         proc.kill()
         proc.wait(10)
         conn.close()
-        clear_uid_block(proc.pid)     # what its kernels left, should any have outlived their sandbox
+        _clear_worker(proc.pid)
         self._start(slot)
 
     def close(self) -> None:
@@ -151,8 +157,17 @@ class Pool:
             except OSError:
                 pass
         self.close()
-        for pid in pids:            # what their kernels left, should any have outlived their sandbox
-            clear_uid_block(pid)
+        for pid in pids:
+            _clear_worker(pid)
+
+
+def _clear_worker(pid: int) -> None:
+    """What a killed worker's kernels and judge left, should any have outlived their sandbox: processes, control
+    groups, answer-socket folders."""
+    clear_uid_block(pid)
+    remove_block_groups(uid_block(pid), UIDS_PER_PROCESS)
+    for folder in Path(tempfile.gettempdir()).glob(answers_prefix(pid) + "*"):
+        shutil.rmtree(folder, ignore_errors=True)      # root's own folder: rmtree follows no link in it
 
 
 STOP = "stop"                       # on_result's answer: start no more jobs

@@ -81,6 +81,12 @@ def _hierarchy(controller: str) -> Path | None:
 _ROOTS: dict[str, Path | None] = {}
 
 
+def _root(controller: str) -> Path | None:
+    if controller not in _ROOTS:
+        _ROOTS[controller] = _hierarchy(controller)
+    return _ROOTS[controller]
+
+
 def control_groups(name: str, memory: int) -> list[Path]:
     """Control groups of its own for one kernel, `name` (its uid). `cpu`: the scheduler shares the CPU equally
     between groups, so a kernel's hundred busy processes take no more than its share from the kernel graded
@@ -88,9 +94,7 @@ def control_groups(name: str, memory: int) -> list[Path]:
     under `memory` bytes (RLIMIT_DATA holds one process only). Where the machine gives neither, none."""
     groups: list[Path] = []
     for controller in CONTROLLERS:
-        if controller not in _ROOTS:
-            _ROOTS[controller] = _hierarchy(controller)
-        root = _ROOTS[controller]
+        root = _root(controller)
         if root is None:
             continue
         group = root / "course-grade" / name
@@ -115,6 +119,15 @@ def join_groups(groups: list[Path]) -> None:
             os.write(fd, str(os.getpid()).encode())
         finally:
             os.close(fd)
+
+
+def remove_block_groups(first_uid: int, count: int) -> None:
+    """Remove the groups of kernels whose uids are `first_uid` and the `count` after it (a worker's block),
+    once their processes are gone: what a worker killed at the hard limit could not remove itself."""
+    for root in {_root(c) for c in CONTROLLERS} - {None}:
+        for group in (root / "course-grade").glob("*"):
+            if group.name.isdigit() and first_uid <= int(group.name) < first_uid + count:
+                remove_groups([group])
 
 
 def remove_groups(groups: list[Path]) -> None:
