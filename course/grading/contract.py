@@ -71,6 +71,7 @@ class GradeRun:
 # -- kinds of failure and the errors written into cells --------------------------------------------------
 
 KERNEL_DIED = "KernelDied"
+KERNEL_OUT_OF_MEMORY = "KernelOutOfMemory"     # it died, and its memory group counted a kill
 NOTEBOOK_TIMEOUT = "NotebookTimeout"
 NOT_RUN = "CellNotRun"
 OUTPUT_LOST = "OutputLost"
@@ -83,7 +84,7 @@ SETUP_FAILED = "setup-failed"       # an instructor's cell failed before any stu
 LEFT_RUNNING = "left-running"       # an event: processes still running when the kernel ended
 JUDGE_FAILED = "judge-failed"       # the judge (course.grading.verdicts.zygote) could not start
 JUDGE_STOPPED = "JudgeStopped"      # a cell's error: the judge died or broke its protocol on the kernel's answers
-ERROR_NAMES = (KERNEL_DIED, NOTEBOOK_TIMEOUT, NOT_RUN, OUTPUT_LOST, JUDGE_STOPPED)
+ERROR_NAMES = (KERNEL_DIED, KERNEL_OUT_OF_MEMORY, NOTEBOOK_TIMEOUT, NOT_RUN, OUTPUT_LOST, JUDGE_STOPPED)
 
 
 class InfrastructureFailure(RuntimeError):

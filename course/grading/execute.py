@@ -51,6 +51,7 @@ from course.grading.contract import (
     JUDGE_FAILED,
     JUDGE_STOPPED,
     KERNEL_DIED,
+    KERNEL_OUT_OF_MEMORY,
     KERNEL_START,
     LEFT_RUNNING,
     NOT_RUN,
@@ -62,7 +63,7 @@ from course.grading.contract import (
     answers_prefix,
 )
 from course.grading.kernel.snippets import FREE_FRAMES, REAP
-from course.grading.sandbox.host import release_folder
+from course.grading.sandbox.host import oom_kills, release_folder
 from course.grading.sandbox.kernel import kernel_manager_for
 from course.grading.sandbox.policy import Sandbox
 from course.grading.sandbox.processes import kill_strays
@@ -245,8 +246,8 @@ class GuardedExecute(Execute):
         except DeadKernelError as error:
             if grader_only:
                 raise self._infrastructure(SETUP_FAILED, f"cell {index + 1}: the kernel died") from error
-            cell.outputs.append(error_output(KERNEL_DIED, "the kernel died while running this cell "
-                                                          "(os._exit, a crash, or a resource limit)"))
+            cell.outputs.append(self._died("the kernel died while running this cell (os._exit, a crash, or a "
+                                           "resource limit)"))
             self._recover(index)
             return cell, self.resources
         except CellTimeoutError:    # nbclient's IOPub timeout: the reply came, the output never finished
@@ -281,7 +282,7 @@ class GuardedExecute(Execute):
             # The kernel must reap them (a zombie still counts against the process limit), and
             # may not have survived the process limit itself.
             if run_sync(self._async_quiet)(REAP) is None:
-                cell.outputs.append(error_output(KERNEL_DIED, "the kernel died after this cell hit the process limit"))
+                cell.outputs.append(self._died("the kernel died after this cell hit the process limit"))
                 self._recover(index)
         if _MEMORY_LIMIT.search(text):
             # IPython keeps the failed cell's finished frames (for %debug and its tracebacks),
@@ -340,7 +341,7 @@ class GuardedExecute(Execute):
                 cell.outputs.append(error_output("CellTimeoutError", f"the test ran past its {self.timeout} s: "
                                                                      f"{failure}"))
             else:
-                cell.outputs.append(error_output(KERNEL_DIED, f"{failure} (os._exit, a crash, or a resource limit)"))
+                cell.outputs.append(self._died(f"{failure} (os._exit, a crash, or a resource limit)"))
             if not self._responsive():
                 self._recover(index)
         return cell, self.resources
@@ -397,6 +398,14 @@ class GuardedExecute(Execute):
         return None
 
     # -- a dead or stuck kernel --------------------------------------------------------------------
+
+    def _died(self, detail: str) -> NotebookNode:
+        """The error a cell gets when the kernel died under it: out of memory when the kernel's memory group
+        counted a kill (all its processes together over the limit), else `detail`."""
+        if oom_kills(getattr(self.km, "control_groups", [])):
+            return error_output(KERNEL_OUT_OF_MEMORY, "the kernel's processes together went over its memory "
+                                                      "limit and the kernel was killed")
+        return error_output(KERNEL_DIED, detail)
 
     def _recover(self, index: int) -> None:
         """A fresh kernel that has silently re-run the cells before `index` (not `index` itself)."""

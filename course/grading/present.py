@@ -22,6 +22,7 @@ from course.grading import integrity
 from course.grading.contract import (
     JUDGE_STOPPED,
     KERNEL_DIED,
+    KERNEL_OUT_OF_MEMORY,
     NOT_RUN,
     NOTE,
     NOTEBOOK_TIMEOUT,
@@ -176,6 +177,9 @@ def _execution(nb, where: str) -> list[tuple[str, str]]:
 
 def _classify(ename: str, evalue: str, test: bool) -> str | None:
     text = f"{ename}: {evalue}"
+    if ename == KERNEL_OUT_OF_MEMORY:
+        return ("the kernel's processes together reached its memory limit here; the cells before it were re-run in "
+                "a fresh kernel")
     if ename == KERNEL_DIED:
         return "the kernel died here (os._exit, a crash or a resource limit); the cells before it were re-run in a fresh kernel"
     if ename == NOTEBOOK_TIMEOUT:

@@ -30,7 +30,7 @@ TAMPERING = "looks like tampering with the grading"
 SLOWEST = 5             # slowest submissions shown per assignment
 # Error names the grader writes when a notebook could not run to its end (course.grading.execute's
 # KERNEL_DIED and NOTEBOOK_TIMEOUT, nbclient's cell timeout): such a submission "broke".
-BROKE = ("KernelDied", "NotebookTimeout", "CellTimeoutError")
+BROKE = ("KernelDied", "KernelOutOfMemory", "NotebookTimeout", "CellTimeoutError")
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,20 @@ def control_groups(name: str, memory: int) -> list[Path]:
     return groups
 
 
+def oom_kills(groups: list[Path]) -> int:
+    """How many processes the memory controller killed in `groups` (cgroup v1 memory.oom_control, v2
+    memory.events)."""
+    killed = 0
+    for group in groups:
+        for name in ("memory.events", "memory.oom_control"):
+            try:
+                lines = (group / name).read_text().splitlines()
+            except OSError:
+                continue
+            killed += sum(int(line.split()[1]) for line in lines if line.startswith("oom_kill "))
+    return killed
+
+
 def join_groups(groups: list[Path]) -> None:
     """Move the calling process into `groups` (run in the launcher between fork and exec: its children follow)."""
     for group in groups:
