@@ -70,6 +70,7 @@ def test_shipped_checkpoint_is_gpu_tagged_and_loads_on_cpu():
     model.load_state_dict(checkpoint["model"])   # strict: the documented architecture matches the file
 
 
+@pytest.mark.slow
 def test_shipped_checkpoint_is_what_the_generator_writes(tmp_path):
     regenerated = checkpoints.write_cuda_checkpoint(tmp_path / "again.pt")
     shipped = torch.load(SHIPPED, map_location="cpu", weights_only=True)

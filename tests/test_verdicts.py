@@ -18,6 +18,7 @@ from course.gradebooks import cell_scores
 from course.grade import GradeOptions, grade
 
 ASSIGNMENTS = COURSE.assignments()
+pytestmark = [pytest.mark.sandbox, pytest.mark.e2e]
 _KEEP = []
 
 
