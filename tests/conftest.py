@@ -11,7 +11,6 @@ where bubblewrap is missing or cannot create its namespaces here.
 
 import functools
 import importlib.util
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -38,7 +37,9 @@ def browser_missing() -> str | None:
 @functools.cache
 def sandbox_missing() -> str | None:
     """Why bubblewrap cannot sandbox here, or None: missing, or unable to make its namespaces."""
-    bwrap = shutil.which("bwrap")
+    from course.sandbox import find_bwrap      # $COURSE_BWRAP (empty: none), else PATH's, as course grade finds it
+
+    bwrap = find_bwrap()
     if bwrap is None:
         return "bubblewrap is not installed (apt-get install bubblewrap)"
     trial = subprocess.run([bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
