@@ -24,11 +24,10 @@ from grading_support import COURSE
 from course.gradebooks import cell_scores
 from course.grade import GradeOptions, grade
 from course.nbgrader_run import submit
-from course.sandbox import Limits, cpu_group, find_bwrap, remove_group
+from course.sandbox import Limits, cpu_group, remove_group
 from course.submissions import reference_answers, with_answers
 
-pytestmark = [pytest.mark.xdist_group("confinement"),
-              pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap is not installed")]
+pytestmark = [pytest.mark.xdist_group("confinement"), pytest.mark.sandbox, pytest.mark.e2e]
 
 CANARY_TEXT = "a file of the host that no submission may change\n"
 LONG_ID = "a.very.long.student.name+section-7@university.example.edu"
