@@ -1,17 +1,16 @@
 """Test tiers (the markers are registered in pyproject.toml) and skips for what a machine lacks.
 
 - `pytest -m "not slow"`: the fast tier, unit tests only (under a minute on two cores).
-- `python3 -m pytest` (the README's test command, CI's): everything.
+- `./test.sh` (the README's test command, CI's): everything.
 
-`e2e`, `browser` and `venv` tests are slow by definition, and so are the reference notebooks nbval
-re-runs (notebooks/): they get `slow` here, so a file need not say it twice. A `browser` test is
-skipped, with the reason, where Playwright or Debian's chromium is missing; a `sandbox` test where
-bubblewrap is missing or cannot create its namespaces here.
+`e2e`, `browser` and `venv` tests are slow by definition: they get `slow` here, so a file need not say
+it twice (the reference notebooks nbval re-runs get `e2e` and `slow` from ../conftest.py). A `browser`
+test is skipped, with the reason, where Playwright or Debian's chromium is missing; a `sandbox` test
+where bubblewrap is missing or cannot create its namespaces here.
 """
 
 import functools
 import importlib.util
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +20,6 @@ import pytest
 # The test support modules sit next to the tests.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
 SLOW_BY_NATURE = ("e2e", "browser", "venv")
 
@@ -39,7 +37,10 @@ def browser_missing() -> str | None:
 @functools.cache
 def sandbox_missing() -> str | None:
     """Why bubblewrap cannot sandbox here, or None: missing, or unable to make its namespaces."""
-    bwrap = shutil.which("bwrap")
+    # $COURSE_BWRAP (empty: none), else PATH's, as course grade finds it
+    from course.grading.sandbox.policy import find_bwrap
+
+    bwrap = find_bwrap()
     if bwrap is None:
         return "bubblewrap is not installed (apt-get install bubblewrap)"
     trial = subprocess.run([bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"],
@@ -53,8 +54,6 @@ def sandbox_missing() -> str | None:
 @pytest.hookimpl(tryfirst=True)     # before -m deselects by marker
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.path.is_relative_to(ROOT / "notebooks"):     # nbval: a reference notebook run in a kernel
-            item.add_marker(pytest.mark.e2e)
         if any(item.get_closest_marker(name) for name in SLOW_BY_NATURE) and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("browser") and browser_missing():

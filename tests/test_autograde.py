@@ -14,6 +14,7 @@ def in_group(assignment):
     return pytest.param(assignment, marks=pytest.mark.xdist_group(assignment), id=assignment)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("assignment", [in_group(a) for a in ASSIGNMENTS])
 def test_reference_answers_get_full_marks(assignment):
     graded = grade(assignment)
@@ -22,6 +23,7 @@ def test_reference_answers_get_full_marks(assignment):
     assert score == max_score, f"reference answers scored {score}/{max_score}:\n{graded.failures('reference')}"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("assignment", [in_group(a) for a in ASSIGNMENTS])
 def test_reference_answers_get_full_marks_without_the_demonstrations(assignment):
     graded = grade(assignment)
@@ -30,6 +32,7 @@ def test_reference_answers_get_full_marks_without_the_demonstrations(assignment)
                                 f"reference answers ({score}/{max_score}):\n{graded.failures('reference_lean')}")
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("assignment", [in_group(a) for a in ASSIGNMENTS])
 def test_untouched_release_scores_zero(assignment):
     graded = grade(assignment)
@@ -38,6 +41,7 @@ def test_untouched_release_scores_zero(assignment):
     assert score == 0, f"the release as handed out scored {score}/{max_score}"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("wrong", [pytest.param(w, marks=pytest.mark.xdist_group(w.assignment), id=w.id)
                                    for w in all_wrong_answers()])
 def test_wrong_answer_loses_points(wrong):

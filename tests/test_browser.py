@@ -21,7 +21,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from course.notebook import cells
 from course.checkout import Course
@@ -36,10 +35,8 @@ TOKEN = "course-browser-test"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
-pytestmark = [
-    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} not found: install Debian's chromium"),
-    pytest.mark.xdist_group("browser"),
-]
+# tests/conftest.py skips them, saying why, where Playwright or Debian's chromium is missing.
+pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.xdist_group("browser")]
 
 
 def free_port() -> int:
@@ -72,6 +69,8 @@ def run_all_cells(page, panel: str) -> None:
     """Run > Run All Cells, and make sure the run started: the menu item is disabled, and a
     click on it does nothing, until the notebook is the current widget (on a slow machine it
     may not be yet when the page looks ready), so focus it first and retry."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     page.click(f"{panel} .jp-Cell >> nth=0")
     for _ in range(3):
         page.click("li.lm-MenuBar-item:has-text('Run')")

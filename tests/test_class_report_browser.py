@@ -1,7 +1,8 @@
 """The class report of a demo class, opened in a real (headless) Chromium.
 
 `course demo` runs on a small class (the first assignment; the reference, untouched,
-wrong-and-cheating and not-JSON submissions) and must end by naming the page; the page must
+wrong-and-cheating and not-JSON submissions: tests/demo_class.py, graded once for this file and
+test_formgrader_browser.py) and must end by naming the page; the page must
 load with no request leaving it, show its figures, and show the numbers the gradebook holds
 (computed here from nbgrader's API, not by the report's code), its exercises ordered from the
 hardest with their failing messages. `course report` then writes it again on demand.
@@ -11,24 +12,17 @@ Screenshot in test-artifacts/class-report/.
 import statistics
 
 import pytest
+from demo_class import ASSIGNMENT, copy_of, graded_demo
 from nbgrader.api import Gradebook
 
-import course.tools.demo
 from course.notebook.cells import exercise_of
 from course.cli import main as course_main
-from course.tools.demo import make_demo_class
-from course.grading.contract import GradeOptions
-from course.grading.sandbox.policy import Limits
 from test_browser import CHROMIUM, CHROMIUM_ARGS, COURSE, ROOT
 
 ARTIFACTS = ROOT / "test-artifacts" / "class-report"
-ASSIGNMENT = COURSE.assignments()[0]
-STUDENTS = ("ada", "cy", "eve", "ivy")      # full marks, untouched, wrong and cheating, not JSON
 
-pytestmark = [
-    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} not found: install Debian's chromium"),
-    pytest.mark.xdist_group("browser"),
-]
+# One group with test_formgrader_browser.py: the demo class is graded once for both.
+pytestmark = [pytest.mark.browser, pytest.mark.sandbox, pytest.mark.e2e, pytest.mark.xdist_group("demo-class")]
 
 # What the page shows, as {section: {row key: {stat: data-value}}} and the figures' state.
 READ_JS = """() => {
@@ -49,21 +43,11 @@ READ_JS = """() => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def demo_report(tmp_path_factory):
+@pytest.fixture
+def demo_report():
     """`course demo` on a small class: (its folder, what it said)."""
-    folder = tmp_path_factory.mktemp("class-report") / "demo"
-    said = []
-
-    def small(course_, where):
-        return make_demo_class(course_, where, [ASSIGNMENT], STUDENTS)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(course.demo, "make_demo_class", small)
-        code = course.tools.demo.demo(COURSE, folder, GradeOptions(jobs=2, limits=Limits()),
-                                say=lambda *args, **kwargs: said.append(" ".join(map(str, args))))
-    assert code == 0, said
-    return folder, said
+    demo = graded_demo()
+    return demo.folder, demo.said
 
 
 def _from_gradebook(folder):
@@ -128,8 +112,8 @@ def test_demo_names_the_report_and_its_page_shows_the_gradebook(demo_report):
         assert shown["cells"][name]["passed"] == pytest.approx(share), name
 
 
-def test_course_report_writes_it_again_on_demand(demo_report, capsys):
-    folder, _ = demo_report
+def test_course_report_writes_it_again_on_demand(demo_report, capsys, tmp_path):
+    folder = copy_of(graded_demo(), tmp_path / "demo")
     index = folder / "report" / "index.html"
     index.unlink()
     code = course_main(["--root", str(COURSE.root), "report", "--class-dir", str(folder), ASSIGNMENT])

@@ -59,13 +59,6 @@ def test_course_report_on_a_folder_never_graded_says_so(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("course report: ")
 
 
-def test_course_publish_refuses_a_folder_that_is_not_empty(tmp_path, capsys):
-    (tmp_path / "notes.txt").write_text("mine")
-    assert cli.main(["--root", str(ROOT), "publish", str(tmp_path)]) == 1
-    assert capsys.readouterr().err.startswith("course publish: ")
-    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
-
-
 @pytest.mark.parametrize("text, size", [("2G", 2 << 30), ("512M", 512 << 20), ("2GiB", 2 << 30), ("1000", 1000)])
 def test_sizes_on_the_command_line(text, size):
     assert cli._size(text) == size

@@ -21,6 +21,9 @@ from course.checkout import Course
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = Course(ROOT)
 FIRST = "01_tensors_devices"
+# One worker for everything that uses the compat venv (test_compat.py too): it is built once, by that
+# worker, while the other goes on with the rest of the suite instead of waiting on the build's lock.
+pytestmark = [pytest.mark.venv, pytest.mark.e2e, pytest.mark.xdist_group("venv")]
 
 
 @pytest.fixture(scope="module")

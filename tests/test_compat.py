@@ -52,7 +52,9 @@ def test_a_reference_cell_that_raised_is_found(tmp_path):
     assert _cells_that_raised(tmp_path / "nb.ipynb") == [(1, "TypeError: unexpected keyword")]
 
 
-@pytest.mark.xdist_group("compat")
+@pytest.mark.venv
+@pytest.mark.e2e
+@pytest.mark.xdist_group("venv")      # with test_colab.py, which uses the same venv
 def test_newest_torch_grades_and_runs_the_course():
     result = subprocess.run([sys.executable, "-m", "course.cli", "--root", str(ROOT), "compat", NEWEST,
                              "--sample", "1"], capture_output=True, text=True, timeout=1500)

@@ -25,12 +25,11 @@ from course.grading.gradebooks import cell_scores
 from course.grading.batch import grade
 from course.grading.contract import GradeOptions
 from course.notebook.nbgrader import submit
+from course.grading.sandbox.policy import Limits
 from course.grading.sandbox.host import control_groups, remove_groups
-from course.grading.sandbox.policy import Limits, find_bwrap
 from course.fixtures import reference_answers, with_answers
 
-pytestmark = [pytest.mark.xdist_group("confinement"),
-              pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap is not installed")]
+pytestmark = [pytest.mark.xdist_group("confinement"), pytest.mark.sandbox, pytest.mark.e2e]
 
 CANARY_TEXT = "a file of the host that no submission may change\n"
 LONG_ID = "a.very.long.student.name+section-7@university.example.edu"

@@ -4,6 +4,7 @@ import base64
 import copy
 
 import nbformat
+import pytest
 from bs4 import BeautifulSoup
 from nbconvert.exporters import HTMLExporter
 
@@ -36,6 +37,7 @@ def _normalized(page: str) -> str:
     return str(soup)
 
 
+@pytest.mark.slow      # nbconvert's HTML export of a whole notebook, twice
 def test_same_page_as_nbconvert_first_time_and_from_memory():
     # "classic" is the template nbgrader's feedback template extends.
     for code in ("x = 1\nprint(x)", "import torch\ny = torch.ones(2)  # another student's answer"):

@@ -1,11 +1,12 @@
 """Formgrader, used as a TA would, in a real (headless) Chromium, on a demo class graded by `course grade`.
 
-A small demo class (one assignment; a complete, a cheating and a not-JSON submission) is made and
-graded as `course demo` does, and JupyterLab is started in it as the README says. Formgrader must
-list every assignment and student with the grader's scores and names, flag what the report names
-with its reason, keep a score entered by hand through a forced regrade, and its Generate Feedback
-button must write feedback without hidden tests (and hold back a flagged notebook's). Screenshots in
-test-artifacts/formgrader/.
+A small demo class (one assignment; a complete, an untouched, a cheating and a not-JSON submission)
+is made and graded by `course demo` (tests/demo_class.py: once for this file and
+test_class_report_browser.py; this test works on a copy), and JupyterLab is started in it as the
+README says. Formgrader must list every assignment and student with the grader's scores and names,
+flag what the report names with its reason, keep a score entered by hand through a forced regrade,
+and its Generate Feedback button must write feedback without hidden tests (and hold back a flagged
+notebook's). Screenshots in test-artifacts/formgrader/.
 """
 
 import json
@@ -13,22 +14,20 @@ import json
 import pytest
 from nbgrader.api import Gradebook
 
+from demo_class import ASSIGNMENT, STUDENTS, copy_of, graded_demo
+
 from course.grading import gradebooks
-from course.tools.demo import DEMO_CELL_TIMEOUT, ROSTER, ROSTER_NAME, make_demo_class
+from course.tools.demo import DEMO_CELL_TIMEOUT, ROSTER
 from course.plugins.feedback import hidden_lines
 from course.grading.batch import grade
 from course.grading.contract import GradeOptions
 from course.grading.sandbox.policy import Limits
-from test_browser import CHROMIUM, COURSE, ROOT, TOKEN, jupyter_lab
+from test_browser import COURSE, ROOT, TOKEN, jupyter_lab
 
 ARTIFACTS = ROOT / "test-artifacts" / "formgrader"
-ASSIGNMENT = COURSE.assignments()[0]
-STUDENTS = ("ada", "eve", "ivy")
 
-pytestmark = [
-    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} not found: install Debian's chromium"),
-    pytest.mark.xdist_group("browser"),
-]
+# One group with test_class_report_browser.py: the demo class is graded once for both.
+pytestmark = [pytest.mark.browser, pytest.mark.sandbox, pytest.mark.e2e, pytest.mark.xdist_group("demo-class")]
 
 # Every row of a formgrader table, as {student id: {column class: text}}.
 ROWS_JS = """([idColumn, columns]) => Object.fromEntries([...document.querySelectorAll('#main-table tr')]
@@ -65,12 +64,11 @@ def _button(page, student: str, column: str, modal: str) -> str:
     return said
 
 
-@pytest.fixture(scope="module")
-def demo_class(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("formgrader") / "class"
-    make_demo_class(COURSE, folder, [ASSIGNMENT], STUDENTS)
-    gradebooks.import_roster(f"sqlite:///{folder / 'gradebook.db'}", folder / ROSTER_NAME)
-    return folder, _grade(folder)
+@pytest.fixture
+def demo_class(tmp_path):
+    """A copy of the demo class as `course demo` graded it (roster imported), and what `course grade` found."""
+    demo = graded_demo()
+    return copy_of(demo, tmp_path / "class"), demo.run
 
 
 def test_formgrader_shows_what_course_grade_found_and_its_buttons_are_safe(demo_class):

@@ -5,6 +5,8 @@ import sys
 from pathlib import Path
 from unittest import mock
 
+import pytest
+
 from course.tools.gpu_check import REPORT, gpu_check, render_report
 from course.checkout import Course
 
@@ -20,6 +22,7 @@ def test_without_cuda_it_runs_nothing_and_changes_nothing():
     assert (ROOT / REPORT).read_text() == before
 
 
+@pytest.mark.slow      # a Python that imports torch
 def test_command_line_exits_zero_on_a_cpu_machine():
     result = subprocess.run([sys.executable, "-m", "course.cli", "--root", str(ROOT), "gpu-check"],
                             capture_output=True, text=True, env={"CUDA_VISIBLE_DEVICES": "", "PATH": "/usr/bin:/bin"})

@@ -33,6 +33,7 @@ ASSIGNMENT = "01_tensors_devices"
 HONEST = ("reference", "untouched", "wrong0")
 BAD = all_bad()
 GROUP = pytest.mark.xdist_group(ASSIGNMENT)     # shares grading_support.grade(ASSIGNMENT) with test_autograde.py
+pytestmark = [pytest.mark.sandbox, pytest.mark.e2e]
 
 
 @dataclass

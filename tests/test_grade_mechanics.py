@@ -27,7 +27,7 @@ from course.fixtures import with_answers
 
 ROOT = Path(__file__).resolve().parents[1]
 MINI = "mini"
-pytestmark = pytest.mark.xdist_group("grade-mechanics")
+pytestmark = [pytest.mark.xdist_group("grade-mechanics"), pytest.mark.sandbox, pytest.mark.e2e]
 
 
 def _meta(**kw):

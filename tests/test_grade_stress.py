@@ -22,7 +22,7 @@ ROUNDS = 2
 # The sleeping processes leaves_processes.py starts, renamed here so that the test finds only its own.
 SLEEP, OWN_SLEEP = '["sleep", "120"]', '["sleep", "314.159"]'
 HOSTILE = [bad for bad in all_bad() if any(kind in ("after", "replace") for kind, _, _ in bad.sections)]
-pytestmark = pytest.mark.xdist_group("grade-stress")
+pytestmark = [pytest.mark.xdist_group("grade-stress"), pytest.mark.sandbox, pytest.mark.e2e]
 
 
 def hostile_cells(bad, paths: dict[str, str]) -> list[str]:

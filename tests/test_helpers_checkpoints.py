@@ -70,6 +70,7 @@ def test_shipped_checkpoint_is_gpu_tagged_and_loads_on_cpu():
     model.load_state_dict(checkpoint["model"])   # strict: the documented architecture matches the file
 
 
+@pytest.mark.slow
 def test_shipped_checkpoint_is_what_the_generator_writes(tmp_path):
     regenerated = checkpoints.write_cuda_checkpoint(tmp_path / "again.pt")
     shipped = torch.load(SHIPPED, map_location="cpu", weights_only=True)
@@ -79,6 +80,7 @@ def test_shipped_checkpoint_is_what_the_generator_writes(tmp_path):
     assert checkpoints.storage_locations(tmp_path / "again.pt") == checkpoints.storage_locations(SHIPPED)
 
 
+@pytest.mark.slow      # regenerates the checkpoint
 def test_cuda_checkpoint_path_prefers_the_shipped_file_and_regenerates_otherwise(tmp_path, monkeypatch):
     monkeypatch.chdir(SHIPPED.parents[1])            # as a notebook beside data/ sees it
     assert checkpoints.cuda_checkpoint_path(tmp_path) == Path("data") / checkpoints.CUDA_CHECKPOINT_NAME

@@ -237,6 +237,7 @@ def test_load_digits_is_real_split_and_disjoint():
     assert torch.equal(load_digits("val").tensors[1], val.tensors[1])  # the same split every time
 
 
+@pytest.mark.slow
 def test_load_digits_equals_scikit_learns_own_loader():
     from sklearn.datasets import load_digits as sklearn_digits
 

@@ -61,6 +61,7 @@ def _gone(pid):
     return False
 
 
+@pytest.mark.slow
 def test_run_processes_times_out_and_stops_everything(tmp_path):
     pid_file, sleeper = _pid_of_sleeper(tmp_path, "sleeper.pid")
     start = time.monotonic()
@@ -93,6 +94,7 @@ def test_nccl_without_enough_gpus_is_refused():
             ddp_demo.run_ddp_demo(world_size=2, backend="nccl")
 
 
+@pytest.mark.slow
 def test_two_process_ddp_keeps_ranks_identical_and_matches_one_process():
     # The real thing, kept quick: two gloo processes, two steps on a batch of 8.
     result = ddp_demo.run_ddp_demo(world_size=2, steps=2, batch_size=8, backend="gloo", timeout_s=90)
@@ -111,6 +113,7 @@ def test_two_process_ddp_keeps_ranks_identical_and_matches_one_process():
     assert rank0["steps"][1]["mean_loss"] < rank0["steps"][0]["mean_loss"]
 
 
+@pytest.mark.slow
 def test_the_demo_shuts_down_cleanly_run_after_run():
     # It used to abort a rank ("terminate called without an active exception") about one run in
     # ten on two cores. One attempt per run here (no retry to hide a failure), and no rank may

@@ -29,6 +29,7 @@ def test_provoke_silences_warnings_and_keeps_any_exception_class():
         assert isinstance(provoke(warns_then_fails), KeyError)
 
 
+@pytest.mark.slow
 def test_check_kinds_passes_a_right_classifier_and_skips_what_runs():
     judged = []
 

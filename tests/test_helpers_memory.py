@@ -112,6 +112,7 @@ def test_estimate_training_bytes():
         estimate_training_bytes(1000, 50, 8, "adam", "float16")
 
 
+@pytest.mark.slow
 def test_estimate_matches_the_demo_model_measurement():
     model = memory_demo_model()
     x, y = memory_demo_batch(batch_size=32)

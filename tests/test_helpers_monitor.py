@@ -57,6 +57,7 @@ def test_epoch_bar_uses_tqdm_when_installed():
     assert list(bar) == [0, 1, 2]
 
 
+@pytest.mark.slow
 def test_curve_figure_draws_points_curve_and_truth():
     x = torch.linspace(-1, 1, 11)
     fig = monitor.curve_figure(x, x**2, x[:3], x[:3], title="epoch 4", truth=x**2)

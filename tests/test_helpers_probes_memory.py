@@ -21,6 +21,7 @@ def test_autocast_probe_records_the_autocast_state_of_each_forward():
     assert model.seen[1] == (True, torch.bfloat16)
 
 
+@pytest.mark.slow
 def test_scale_by_1024_gives_the_unscaled_step_and_records_calls():
     torch.manual_seed(0)
     model, x = nn.Linear(3, 1), torch.randn(5, 3)

@@ -61,6 +61,7 @@ def test_loop_probe_records_moves_modes_and_grad_and_passes_the_inner_outputs_th
     assert probe.unmoved() == ["x of forward pass 1", "y of loss call 0"]
 
 
+@pytest.mark.slow
 def test_loop_probe_ignores_nothing_of_a_correct_epoch():
     x, y = _data()
     probe, loader = LoopProbe(nn.Linear(3, 1)), probe_loader(x, y, 4)

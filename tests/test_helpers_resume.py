@@ -5,6 +5,8 @@ import torch
 
 from helpers.resume import largest_difference, tiny_run, train_one_epoch, train_until, trained_run
 
+pytestmark = pytest.mark.slow      # each test trains the tiny run for epochs (seconds on two busy cores)
+
 
 def _train(run, epochs):
     return [train_one_epoch(run) for _ in range(epochs)]

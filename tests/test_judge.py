@@ -13,9 +13,9 @@ from grading_support import COURSE, answer_kernel
 
 from course.grading.verdicts import zygote as judge_module
 from course.grading.verdicts.zygote import JudgeFailed, JudgeServer
-from course.grading.sandbox.policy import Limits, find_bwrap, make_sandbox
+from course.grading.sandbox.policy import Limits, make_sandbox
 
-pytestmark = pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap is not installed")
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]      # a judge in bubblewrap, a kernel stand-in per test
 
 NOTEBOOK = "def double(x):\n    return 2 * x\n"
 

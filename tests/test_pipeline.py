@@ -40,6 +40,7 @@ def edit(path, change):
     nbformat.write(nb, str(path))
 
 
+@pytest.mark.e2e       # course check executes every reference notebook
 @pytest.mark.xdist_group("course-check")
 def test_course_check_passes_on_the_repository():
     result = run_course("check")
@@ -47,6 +48,7 @@ def test_course_check_passes_on_the_repository():
     assert "OK" in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("course-check")
 def test_course_check_fails_on_a_stale_copy_and_names_the_files(tmp_path):
     course = copy_course(tmp_path)

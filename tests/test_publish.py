@@ -6,9 +6,11 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from course.notebook import cells
 from course.authoring.check import secret_lines
+from course.cli import main as course_main
 from course.checkout import Course
 from course.authoring.publish import leaks_in_tree, write_tree
 
@@ -16,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 COURSE = Course(ROOT)
 
 
+@pytest.mark.slow      # `course publish` as a command, checking the whole tree
 def test_publish_writes_the_student_tree_and_nothing_secret(tmp_path):
     out = tmp_path / "student"
     result = subprocess.run([sys.executable, "-m", "course.cli", "--root", str(ROOT), "publish", str(out)],
@@ -55,8 +58,8 @@ def test_publish_refuses_a_leaking_tree(tmp_path):
     assert f"a solution or hidden-test line of {cells.grade_id(solution)}" in found
 
 
-def test_publish_refuses_a_non_empty_folder(tmp_path):
+def test_publish_refuses_a_non_empty_folder(tmp_path, capsys):
     (tmp_path / "keep.txt").write_text("mine")
-    result = subprocess.run([sys.executable, "-m", "course.cli", "--root", str(ROOT), "publish", str(tmp_path)],
-                            capture_output=True, text=True)
-    assert result.returncode == 1 and "not empty" in result.stderr
+    assert course_main(["--root", str(ROOT), "publish", str(tmp_path)]) == 1      # in process: the same command
+    assert "not empty" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]

@@ -131,6 +131,8 @@ def test_every_fixture_marks_a_cheat_and_names_its_kind():
             f"{bad.name}: a fixture's answers are wrong or missing (an `answers` or `replace` section)"
 
 
+@pytest.mark.sandbox
+@pytest.mark.e2e
 def test_the_batch_was_graded(red_team):
     r = red_team
     assert not r.run.ungraded, r.run.ungraded
@@ -139,12 +141,16 @@ def test_the_batch_was_graded(red_team):
     assert set(r.scores) == expected
 
 
+@pytest.mark.sandbox
+@pytest.mark.e2e
 def test_the_reference_graded_after_the_cheats_keeps_full_marks(red_team):
     r = red_team
     assert r.scores[REFERENCE] == r.points
     assert not report_lines(r.run.report, REFERENCE), "the reference answers were reported"
 
 
+@pytest.mark.sandbox
+@pytest.mark.e2e
 @pytest.mark.parametrize("bad", [pytest.param(b, id=b.name) for b in FIXTURES])
 def test_a_cheat_scores_no_more_than_its_answers_alone(red_team, bad):
     r = red_team

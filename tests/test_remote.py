@@ -97,6 +97,7 @@ NOTEBOOK = textwrap.dedent('''
 ''')
 
 
+# A kernel stand-in that imports torch, for each test that uses it: those are `slow`.
 @pytest.fixture
 def serve(tmp_path):
     """A function that runs test code against NOTEBOOK's names served by a subprocess; returns the outputs."""
@@ -119,6 +120,7 @@ def passes(result) -> bool:
     return not [o for o in outputs if o.output_type == "error"]
 
 
+@pytest.mark.slow
 def test_results_and_changed_arguments_come_back_as_the_graders_own_values(serve):
     assert passes(serve("""
         import torch
@@ -130,6 +132,7 @@ def test_results_and_changed_arguments_come_back_as_the_graders_own_values(serve
     """))
 
 
+@pytest.mark.slow
 def test_a_student_class_stays_in_the_kernel_and_its_graph_too(serve):
     assert passes(serve("""
         import torch
@@ -144,6 +147,7 @@ def test_a_student_class_stays_in_the_kernel_and_its_graph_too(serve):
     """))
 
 
+@pytest.mark.slow
 def test_exceptions_and_torchs_global_state_cross_over(serve):
     assert passes(serve("""
         import torch
@@ -159,6 +163,7 @@ def test_exceptions_and_torchs_global_state_cross_over(serve):
     """))
 
 
+@pytest.mark.slow
 def test_what_only_the_kernel_holds_never_runs_in_the_grader(serve):
     outputs, failure = serve("""
         from torch import nn
@@ -213,6 +218,7 @@ def test_a_stand_in_is_sent_back_by_number_and_never_walked_as_an_argument():
     assert connection._Pickler(__import__("io").BytesIO()).persistent_id(KernelObject(9, "function")) == 9
 
 
+@pytest.mark.slow
 def test_a_stand_in_made_by_one_test_works_in_the_next(serve):
     assert passes(serve("""
         import torch
@@ -225,6 +231,7 @@ def test_a_stand_in_made_by_one_test_works_in_the_next(serve):
     """))
 
 
+@pytest.mark.slow
 def test_subclasses_of_plain_types_and_numpy_numbers_come_back_as_plain_values(serve):
     assert passes(serve("""
         import numpy as np
@@ -250,6 +257,7 @@ def test_both_sides_keep_the_same_arguments_in_sync_and_no_more():
     assert len(kept) == connection.MAX_KEPT and kept[-1] is lists[-1] and kept[0] is lists[-connection.MAX_KEPT]
 
 
+@pytest.mark.slow
 def test_a_stand_ins_comparison_and_repr_never_run_in_the_kernel(serve):
     """An object whose == says yes to everything, with a 5 MB repr: check_equal fails it, whatever the
     course's install (the rule is what the value is: a stand-in), and the message stays short."""
@@ -265,6 +273,7 @@ def test_a_stand_ins_comparison_and_repr_never_run_in_the_kernel(serve):
     assert errors and errors[0].ename == "AssertionError" and len(errors[0].evalue) < 1000
 
 
+@pytest.mark.slow
 def test_graph_carrying_values_are_data_here_and_backward_reaches_the_kernel(serve):
     assert passes(serve("""
         import torch
@@ -284,6 +293,7 @@ def test_graph_carrying_values_are_data_here_and_backward_reaches_the_kernel(ser
     """))
 
 
+@pytest.mark.slow
 def test_a_measurement_of_saved_activations_runs_where_the_forward_pass_runs(serve):
     assert passes(serve("""
         import torch
@@ -295,6 +305,7 @@ def test_a_measurement_of_saved_activations_runs_where_the_forward_pass_runs(ser
     """))
 
 
+@pytest.mark.slow
 def test_autocast_state_comes_back(serve):
     assert passes(serve("""
         import torch
@@ -304,6 +315,7 @@ def test_autocast_state_comes_back(serve):
     """))
 
 
+@pytest.mark.slow
 def test_the_tests_files_cross_as_bytes_both_ways(serve):
     assert passes(serve("""
         import tempfile
@@ -333,6 +345,7 @@ def test_files_from_the_kernel_go_only_into_the_tests_own_folders(tmp_path):
     assert (root / "made" / "link").is_symlink() and not (tmp_path / "outside" / "target").exists()
 
 
+@pytest.mark.slow
 def test_a_module_the_kernel_names_is_never_imported_by_the_judge(serve):
 
     outputs, failure = serve("fake_library_module()")

@@ -24,6 +24,7 @@ def namespace_with(assignment, answers: dict[str, str] | None = None) -> dict:
     return ns
 
 
+@pytest.mark.slow      # runs every exercise's reference answer and visible tests (seconds for 01 and 02)
 @pytest.mark.parametrize("assignment", COURSE.assignments())
 def test_reference_answers_pass_every_visible_test(assignment):
     results = selfcheck.run(assignment, namespace_with(assignment))

@@ -35,6 +35,7 @@ def validate_settings(cwd: Path) -> list:
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow      # four Pythons that import nbgrader, and a published tree
 def test_validate_reads_the_course_settings_from_release_the_checkout_and_the_published_tree(tmp_path):
     expected = [60, r"[A-Za-z]*Warning", 500, True]
     assert validate_settings(ROOT / "release") == expected
@@ -64,6 +65,7 @@ def _warning_notebook(path: Path) -> None:
     nbformat.write(nb, str(path))
 
 
+@pytest.mark.e2e       # nbgrader validate runs the notebook in a kernel
 @pytest.mark.parametrize("where", ["release", "elsewhere"])
 def test_nbgrader_validate_ignores_warnings_only_under_the_course_settings(tmp_path, where):
     notebook = tmp_path / "warns.ipynb"

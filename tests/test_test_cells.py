@@ -154,6 +154,7 @@ def test_a_demo_says_what_it_will_show_once_written(in_a_kernel, monkeypatch, ca
             raise TypeError("bad operand")
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_run_all_of_a_half_done_notebook_reaches_the_self_check(assignment, tmp_path):
     """nbclient without allow_errors stops at the first cell that raises: every cell must run."""

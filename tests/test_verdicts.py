@@ -19,6 +19,7 @@ from course.grading.batch import grade
 from course.grading.contract import GradeOptions
 
 ASSIGNMENTS = COURSE.assignments()
+pytestmark = [pytest.mark.sandbox, pytest.mark.e2e]
 _KEEP = []
 
 

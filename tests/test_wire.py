@@ -62,6 +62,7 @@ def test_forged_checkpoints_with_objects_are_refused():
             decode(buffer.getvalue())
 
 
+@pytest.mark.slow      # decodes a 20,000-entry answer
 def test_keys_that_could_share_one_hash_are_refused_at_once():
     """Ints that are multiples of 2**61 - 1 all hash to 0: a dict of 20,000 of them would take minutes to build."""
     import time

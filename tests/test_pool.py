@@ -1,0 +1,105 @@
+"""course.grading.pool's scheduling with fake workers (no nbgrader, no kernel, no sandbox): every job comes back once,
+a worker that dies or runs past the hard limit is replaced and its job is a failure of the grader's, a job
+on_result asks for again is graded again, STOP starts no more."""
+
+import socket
+import subprocess
+import sys
+from multiprocessing.connection import Connection
+from types import SimpleNamespace
+
+import pytest
+
+from course.grading import pool
+from course.grading.pool import HARD_LIMIT, STOP, WORKER_LOST, Pool
+
+# What a fake worker does with a job, by the job's student: `dies` ends the process, `hangs` never answers,
+# anyone else is graded at once (the answer names the worker's pid).
+FAKE_WORKER = """
+import os, sys, time
+from multiprocessing.connection import Connection
+conn = Connection(int(sys.argv[1]))
+while True:
+    try:
+        job = conn.recv()
+    except EOFError:
+        break
+    if job is None:
+        break
+    if job.student == "dies":
+        os._exit(1)
+    if job.student == "hangs":
+        time.sleep(600)
+    conn.send({"student": job.student, "graded": True, "pid": os.getpid()})
+"""
+
+
+def _fake_start(self, slot: int) -> None:
+    mine, theirs = socket.socketpair()
+    proc = subprocess.Popen([sys.executable, "-c", FAKE_WORKER, str(theirs.fileno())], pass_fds=(theirs.fileno(),))
+    theirs.close()
+    self._workers[slot] = (proc, Connection(mine.detach()))
+
+
+@pytest.fixture
+def fake_pool(monkeypatch):
+    monkeypatch.setattr(Pool, "_start", _fake_start)
+    made = []
+
+    def make(jobs: int) -> Pool:
+        made.append(Pool(jobs, threads_per_kernel=1))
+        return made[-1]
+
+    yield make
+    for p in made:
+        p.stop()
+
+
+def job(student: str) -> SimpleNamespace:
+    return SimpleNamespace(assignment="01", student=student, scratch=None)
+
+
+def test_every_job_comes_back_once_and_the_workers_share_them(fake_pool):
+    results, started = {}, []
+    fake_pool(2).run([job(f"s{k}") for k in range(6)], hard_limit=60, on_start=lambda j: started.append(j.student),
+                     on_result=lambda j, r: results.setdefault(j.student, []).append(r))
+    assert sorted(started) == sorted(results) == [f"s{k}" for k in range(6)]
+    assert all(len(r) == 1 and r[0]["graded"] for r in results.values())
+    assert len({r[0]["pid"] for r in results.values()}) == 2
+
+
+def test_a_worker_that_dies_is_replaced_and_its_job_is_the_graders_failure(fake_pool):
+    results = {}
+    p = fake_pool(1)
+    first = p._workers[0][0].pid
+    p.run([job("dies"), job("after")], hard_limit=60, on_result=lambda j, r: results.update({j.student: r}))
+    assert results["dies"]["graded"] is False and results["dies"]["infrastructure"]["kind"] == WORKER_LOST
+    assert results["after"]["graded"] and results["after"]["pid"] != first      # a fresh worker graded it
+
+
+def test_a_job_past_the_hard_limit_is_stopped_and_the_next_one_graded(fake_pool):
+    results = {}
+    fake_pool(1).run([job("hangs"), job("after")], hard_limit=0.5,
+                     on_result=lambda j, r: results.update({j.student: r}))
+    assert results["hangs"]["graded"] is False and results["hangs"]["infrastructure"]["kind"] == HARD_LIMIT
+    assert results["after"]["graded"]
+
+
+def test_a_job_asked_for_again_is_graded_again_and_stop_starts_no_more(fake_pool):
+    seen = []
+
+    def again_once(j, r):
+        seen.append(j.student)
+        return seen.count(j.student) == 1 and j.student == "retry"
+
+    fake_pool(1).run([job("retry"), job("other")], hard_limit=60, on_result=again_once)
+    assert seen == ["retry", "other", "retry"]      # after the others waiting
+    seen.clear()
+    fake_pool(1).run([job("a"), job("b"), job("c")], hard_limit=60,
+                     on_result=lambda j, r: seen.append(j.student) or STOP)
+    assert seen == ["a", "b"]       # b was already sent when a's result stopped the run
+
+
+def test_failures_of_the_grader_carry_the_job_and_no_score():
+    failed = pool._failed(job("x"), WORKER_LOST, "the grading process died")
+    assert failed["graded"] is False and failed["record"] is None and failed["student"] == "x"
