@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nbformat.notebooknode import NotebookNode
+
 from course.grading.sandbox.policy import Limits
 
 # -- the class folder -------------------------------------------------------------------------------
@@ -121,3 +123,8 @@ def answers_prefix(worker: int) -> str:
     """The name start of a worker's answer-socket folders in the temporary folder (a worker killed at the hard
     limit cannot remove its own: the pool removes them by this name)."""
     return f"course-answers-{worker}-"
+
+
+def error_output(ename: str, evalue: str) -> NotebookNode:
+    return NotebookNode(output_type="error", ename=ename, evalue=evalue,
+                        traceback=[f"\x1b[0;31m{ename}\x1b[0m: {evalue}"])

@@ -61,6 +61,7 @@ from course.grading.contract import (
     SETUP_FAILED,
     InfrastructureFailure,
     answers_prefix,
+    error_output,
 )
 from course.grading.kernel.snippets import FREE_FRAMES, REAP
 from course.grading.sandbox.host import oom_kills, release_folder
@@ -69,7 +70,7 @@ from course.grading.sandbox.policy import Sandbox
 from course.grading.sandbox.processes import kill_strays
 from course.grading.verdicts.connection import AnswerTimeout, KernelGone
 from course.grading.verdicts.judge import load_code, serve_code
-from course.grading.verdicts.zygote import JudgeFailed, JudgeServer, utf8_prefix
+from course.grading.verdicts.zygote import JudgeFailed, judge_for, utf8_prefix
 from course.notebook import cells
 
 _PROCESS_LIMIT = re.compile(r"BlockingIOError|Resource temporarily unavailable|can't start new thread")
@@ -82,23 +83,6 @@ _QUIET_TIMEOUT = 20
 def _size(text) -> int:
     """Bytes, not characters: a million emoji are four million bytes of notebook."""
     return len(text.encode("utf-8", "surrogatepass")) if type(text) is str else 0
-
-
-_JUDGES: dict[str, JudgeServer] = {}     # this process's judge, for each sandbox it grades in
-
-
-def judge_server(sandbox: Sandbox) -> JudgeServer:
-    """The judge of this worker process for `sandbox` (one zygote serves every notebook the worker grades)."""
-    key = sandbox.to_json()
-    if key not in _JUDGES:
-        threads = int(dict(sandbox.env).get("OMP_NUM_THREADS", "1"))
-        _JUDGES[key] = JudgeServer(sandbox, threads)
-    return _JUDGES[key]
-
-
-def error_output(ename: str, evalue: str) -> NotebookNode:
-    return NotebookNode(output_type="error", ename=ename, evalue=evalue,
-                        traceback=[f"\x1b[0;31m{ename}\x1b[0m: {evalue}"])
 
 
 class GuardedExecute(Execute):
@@ -141,7 +125,7 @@ class GuardedExecute(Execute):
         self._output_bytes: dict[int, int] = {}
         self._dropped: dict[int, int] = {}
         self._judge = None                  # this notebook's judge (course.grading.verdicts.zygote), from the first test cell
-        self._judge_server = judge_server(self._sandbox)
+        self._judge_server = judge_for(self._sandbox)
         self._student_ran = False           # has any cell that is not the instructor's alone started?
         self._setup_left = list(self.setup_cells.get((resources or {}).get("unique_key", ""), []))
         self.timeout_func = self._cell_timeout

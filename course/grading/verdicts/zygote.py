@@ -345,3 +345,15 @@ def _seed_matplotlib() -> None:
         target.mkdir(parents=True, exist_ok=True)
         for font_list in Path(seed).glob("fontlist-*.json"):
             shutil.copy2(font_list, target / font_list.name)
+
+
+_JUDGES: dict[str, JudgeServer] = {}     # this process's judge, for each sandbox it grades in
+
+
+def judge_for(sandbox: Sandbox) -> JudgeServer:
+    """The judge of this worker process for `sandbox` (one zygote serves every notebook the worker grades)."""
+    key = sandbox.to_json()
+    if key not in _JUDGES:
+        threads = int(dict(sandbox.env).get("OMP_NUM_THREADS", "1"))
+        _JUDGES[key] = JudgeServer(sandbox, threads)
+    return _JUDGES[key]
