@@ -1,7 +1,7 @@
 # Bad: a correct notebook with extra cells that exhaust memory, fork without end, exit, print 30 MB, reach for the network, read the hidden tests and the solutions, and write the gradebook; one answer prints a PyTorch warning.
 # Expect: cell 4: memory limit reached
 # Expect: cell 5: memory limit reached
-# Expect: cell 6: (process limit reached|left \d+ processes running|processes together reached its memory limit)
+# Expect: cell 6: (process limit reached|left \d+ processes running|the kernel's processes together reached its memory limit)
 # Expect: cell 7: called sys\.exit\(\)
 # Expect: cell 8: printed too much; 29\.0 MB of output dropped
 # Expect: cell 9: tried to use the network
