@@ -47,6 +47,13 @@ FLAGGED = [
      "changes the namespace of helpers.probes_serialization"),
     ("import helpers\nhelpers.probes_serialization.__dict__['payload_runs'] = 0",
      "changes the namespace of helpers.probes_serialization"),
+    ("import helpers\n(_m := helpers.probes_serialization).payload_runs = print",
+     "replaces helpers.probes_serialization.payload_runs"),
+    ("import helpers\n_m, _k = helpers.probes_serialization, 1\n_m.payload_runs = print", "replaces _m.payload_runs"),
+    ("import helpers\nfor _m in [helpers.probes_serialization]:\n    _m.payload_runs = print",
+     "replaces _m.payload_runs"),
+    ("import helpers\ngetattr(helpers.probes_serialization, '__dict__')['payload_runs'] = print",
+     "changes the namespace of helpers.probes_serialization"),
     # Code the scan cannot read (it runs in the TA's process) is named, never a crash of the run.
     ("x = config" + ".b" * 20_000, "cannot be read by the scan"),
     ("x = " + "-" * 100_000 + "1", "cannot be read by the scan"),

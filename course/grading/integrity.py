@@ -134,6 +134,9 @@ def _namespace_of(node, roots: set[str]) -> str | None:
     """`X` when `node` is `vars(X)` or `X.__dict__` for a module the tests use (or an alias of one)."""
     if isinstance(node, ast.Call) and _dotted(node.func) == "vars" and node.args:
         owner = _dotted(node.args[0])
+    elif isinstance(node, ast.Call) and _dotted(node.func) == "getattr" and len(node.args) >= 2 \
+            and isinstance(node.args[1], ast.Constant) and node.args[1].value == "__dict__":
+        owner = _dotted(node.args[0])
     elif isinstance(node, ast.Attribute) and node.attr == "__dict__":
         owner = _dotted(node.value)
     else:
@@ -147,13 +150,38 @@ def _aliases(tree: ast.Module) -> set[str]:
     replacing something through them is replacing it in the module."""
     found = _imported_aliases(tree)
     while True:     # `a = helpers.x` then `b = a`: follow the chain
-        more = {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
-                and isinstance(node.value, (ast.Name, ast.Attribute))
-                and (_dotted(node.value) or "").split(".")[0] in _TAMPER_MODULE_ROOTS | found
-                for t in node.targets if isinstance(t, ast.Name)} - found
+        more = {name for value, target in _bindings(tree)
+                if (_dotted(value) or "").split(".")[0] in _TAMPER_MODULE_ROOTS | found
+                for name in _names(target)} - found
         if not more:
             return found
         found |= more
+
+
+def _bindings(tree: ast.Module):
+    """(value, target) for each way a cell binds a name to a value: `=`, `:=`, `for ... in`, `with ... as`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, (ast.Tuple, ast.List)):
+                    yield from zip(node.value.elts, target.elts)
+                else:
+                    yield node.value, target
+        elif isinstance(node, ast.NamedExpr):
+            yield node.value, node.target
+        elif isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, (ast.Tuple, ast.List)):
+            for value in node.iter.elts:
+                yield value, node.target
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            yield node.context_expr, node.optional_vars
+
+
+def _names(target) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for t in target.elts for n in _names(t)]
+    return []
 
 
 def _imported_aliases(tree: ast.Module) -> set[str]:
@@ -182,6 +210,8 @@ def _dotted(node) -> str | None:
         return f"{base}.{node.attr}" if base else None
     if isinstance(node, ast.Call):
         return _dotted(node.func)
+    if isinstance(node, ast.NamedExpr):      # (m := helpers.x).y: the value's name
+        return _dotted(node.value)
     return None
 
 

@@ -282,8 +282,9 @@ def present(run: GradeRun, sandbox) -> None:
         lines.append(f"UNSANDBOXED: student code ran with the grader's rights (--allow-unsandboxed): {run.unsandboxed}")
     else:
         limits = sandbox.limits
-        lines.append(f"sandbox: bubblewrap (no network, course files hidden), memory {limits.memory >> 20} MiB, "
-                     f"{limits.processes} processes, notebook limit {limits.notebook_timeout} s")
+        lines.append(f"sandbox: bubblewrap (no network, course files hidden), memory {limits.memory >> 20} MiB "
+                     f"a process and {limits.total_memory() >> 20} MiB a kernel in all (where the machine has a "
+                     f"memory cgroup), {limits.processes} processes, notebook limit {limits.notebook_timeout} s")
     found = problem_lines(run.problems)
     lines.append(f"{len(run.graded)} graded, {len(run.skipped)} unchanged and skipped, "
                  + (f"{len(run.ungraded)} NOT GRADED, " if run.ungraded else "")
