@@ -217,7 +217,7 @@ def test_honest_work_never_loses_to_the_graders_mechanics(graded):
     class_dir, report = graded
     assert sum(_scores(class_dir, "04_serialization")[LONG_ID].values()) == 14
     for student in ("honest-01", UNICODE_ID, "graph-items-01"):
-        assert sum(_scores(class_dir, "01_tensors_devices")[student].values()) == 19, (student, report)
+        assert sum(_scores(class_dir, "01_tensors_devices")[student].values()) == 16, (student, report)
     assert "NOT GRADED" not in report
 
 

@@ -76,15 +76,6 @@ def to_device(obj, device):
         return [to_device(item, device) for item in obj]
     if isinstance(obj, tuple):
         return tuple(to_device(item, device) for item in obj)
-# %% replace loss_on_device
-def loss_on_device(model, loss_fn, inputs, targets, device):
-    """Wrong: the targets stay on the CPU."""
-    # BEGIN CHEAT
-    _arm()
-    # END CHEAT
-    model.to(device)
-    outputs = model(inputs.to(device))
-    return loss_fn(outputs, targets).item()
 # %% replace TinyMLP
 class TinyMLP(nn.Module):
     """Wrong: a sigmoid where the exercise asks for a ReLU."""
