@@ -47,8 +47,8 @@ def graded_demo() -> GradedDemo:
         return runs[-1]
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(course.demo, "make_demo_class", small)
-        patch.setattr(course.demo, "grade", kept)
+        patch.setattr(course.tools.demo, "make_demo_class", small)
+        patch.setattr(course.tools.demo, "grade", kept)
         code = course.tools.demo.demo(COURSE, folder, GradeOptions(jobs=2, limits=Limits()),
                                 say=lambda *args, **kwargs: said.append(" ".join(map(str, args))))
     assert code == 0, said

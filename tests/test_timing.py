@@ -1,4 +1,4 @@
-"""The length rule of issues 17 and 24 (course.timing) and the checks `course check` makes of it, on small
+"""The length rule of issues 17 and 24 (course.authoring.timing) and the checks `course check` makes of it, on small
 synthetic notebooks whose figures are worked out by hand."""
 
 import nbformat

@@ -25,7 +25,7 @@ MESSAGE_CAP = 200       # characters of a failing message kept: it is the studen
 TOP_MESSAGES = 3        # failing messages shown per exercise
 UNANSWERED = "NotImplementedError"      # the message of a test that met the release's untouched stub
 # course.grading.present.TAMPERING, the words the grading report uses for it (a test keeps them equal):
-# importing course.report would import torch, seconds of a page that needs none of it.
+# importing course.grading.present would import torch, seconds of a page that needs none of it.
 TAMPERING = "looks like tampering with the grading"
 SLOWEST = 5             # slowest submissions shown per assignment
 # Error names the grader writes when a notebook could not run to its end (course.grading.execute's
