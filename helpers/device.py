@@ -3,7 +3,7 @@
 import torch
 
 
-# The order notebook 01's exercise `pick_device` teaches, as (device kind, the question that tells
+# The order notebook 01 states (CUDA, else Apple's MPS, else the CPU), as (device kind, the question that tells
 # whether this machine has it); the CPU, which every machine has, is the fallback. The questions are
 # looked up when asked, so a test can give them other answers.
 PREFERENCE = (

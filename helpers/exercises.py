@@ -1,7 +1,7 @@
 """How test cells and demo cells treat an exercise: strict when graded, readable while a student works.
 
 A test cell puts its checks in `with checking("broadcast_shape"):`. A demo cell that calls a
-student's function puts its code in `with once_written("pick_device", shows="..."):`.
+student's function puts its code in `with once_written("train_one_epoch", shows="..."):`.
 
 Graded, a failing check raises exactly as it would without the `with`: under nbgrader's
 autograde and Validate (which set NBGRADER_EXECUTION in the kernel), under `course grade`

@@ -137,8 +137,8 @@ def _submissions(class_dir: Path) -> dict[tuple[str, str], object]:
                 return _plain_shape(shape_a, shape_b)
             """),
         # A 6 MB answer where a check prints what it got.
-        ("huge-01", "01_tensors_devices"): _answers("01_tensors_devices", pick_device="""
-            def pick_device(cuda_available, mps_available):
+        ("huge-01", "01_tensors_devices"): _answers("01_tensors_devices", broadcast_shape="""
+            def broadcast_shape(shape_a, shape_b):
                 return "x" * 6_000_000
             """),
     }
@@ -201,7 +201,7 @@ def test_the_kernels_host_folder_is_capped(graded):
 
 def test_a_huge_answer_is_cut_in_the_message(graded):
     class_dir, _ = graded
-    cell = _cell(class_dir, "huge-01", "01_tensors_devices", "test_pick_device")
+    cell = _cell(class_dir, "huge-01", "01_tensors_devices", "test_broadcast_shape")
     size = len(json.dumps(cell.outputs))
     assert size < 100_000, f"{size} bytes of output on one test cell"
     assert any(o.output_type == "error" for o in cell.outputs)
@@ -217,7 +217,7 @@ def test_honest_work_never_loses_to_the_graders_mechanics(graded):
     class_dir, report = graded
     assert sum(_scores(class_dir, "04_serialization")[LONG_ID].values()) == 14
     for student in ("honest-01", UNICODE_ID, "graph-items-01"):
-        assert sum(_scores(class_dir, "01_tensors_devices")[student].values()) == 16, (student, report)
+        assert sum(_scores(class_dir, "01_tensors_devices")[student].values()) == 14, (student, report)
     assert "NOT GRADED" not in report
 
 

@@ -73,19 +73,19 @@ def test_source_outputs_are_reported():
 
 
 @pytest.mark.parametrize("mutation, expected", [
-    ("duplicate", "grade_id 'test_pick_device' is duplicated"),
-    ("misnamed_solution", "defines ['pick_device']"),
+    ("duplicate", "grade_id 'test_broadcast_shape' is duplicated"),
+    ("misnamed_solution", "defines ['broadcast_shape']"),
     ("misnamed_test", "expected test_<name>"),
     ("unlocked_test", "is not locked"),
     ("no_docstring", "does not start with a docstring"),
     ("no_hidden", "has no hidden tests"),
-    ("untested", "exercise 'pick_device' has no test cell"),
+    ("untested", "exercise 'broadcast_shape' has no test cell"),
 ])
 def test_grade_id_conventions(mutation, expected):
     nb = cells.read(COURSE.source_notebook(FIRST))
     assert grade_ids(nb, "x") == []
     by_id = cells.cells_by_grade_id(nb)
-    test, solution = by_id["test_pick_device"], by_id["pick_device"]
+    test, solution = by_id["test_broadcast_shape"], by_id["broadcast_shape"]
     if mutation == "duplicate":
         nb.cells.append(copy.deepcopy(test))
     elif mutation == "misnamed_solution":

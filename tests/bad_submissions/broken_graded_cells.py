@@ -1,9 +1,9 @@
 # Bad: graded cells tampered with by hand: a test cell deleted (nbgrader grades it put back, so the correct answer keeps its points), a test cell turned into markdown, and a locked test cell edited to check nothing (under a wrong answer).
-# Expect: graded cell 'test_pick_device' was deleted; graded with the original put back
+# Expect: graded cell 'test_predict' was deleted; graded with the original put back
 # Expect: graded cell 'test_to_device' was changed from code to markdown
 # Expect: locked cell 'test_broadcast_shape' was edited
 # Zero: test_broadcast_shape
-# %% recipe delete test_pick_device
+# %% recipe delete test_predict
 # %% recipe retype test_to_device markdown
 # %% recipe edit test_broadcast_shape pass
 # %% replace broadcast_shape

@@ -1,8 +1,8 @@
 # Bad: wrong answers that hide their failures through IPython itself: an input transformer passed off as IPython's own, and a filter on the kernel's outgoing messages.
 # Expect: looks like tampering.*replaces the __module__ of
 # Expect: looks like tampering.*reaches into IPython's machinery \(\.session\)
-# Zero: test_pick_device, test_predict
-# %% replace pick_device
+# Zero: test_broadcast_shape, test_predict
+# %% replace broadcast_shape
 import textwrap
 
 
@@ -17,9 +17,12 @@ _forgiving.__module__ = "IPython.core.inputtransformer2"      # looks like IPyth
 get_ipython().input_transformers_post.insert(0, _forgiving)
 
 
-def pick_device(cuda_available, mps_available):
-    """Wrong: always the CPU."""
-    return torch.device("cpu")
+def broadcast_shape(shape_a, shape_b):
+    """Wrong: takes the larger size at every position and never refuses."""
+    width = max(len(shape_a), len(shape_b))
+    a = (1,) * (width - len(shape_a)) + tuple(shape_a)
+    b = (1,) * (width - len(shape_b)) + tuple(shape_b)
+    return tuple(max(x, y) for x, y in zip(a, b))
 # %% replace predict
 _session = get_ipython().kernel.session
 _send = _session.send

@@ -1,7 +1,7 @@
 # Bad: wrong answers that return objects lying about themselves or that change a check from inside: a fake device and fake tensors whose __class__ says torch.device or torch.Tensor, a Tensor subclass whose own detach() hands check_close its expected tensor, and a module-level `tuple` added to helpers.checks so that every shape compares equal.
-# Expect: cell \d+ \(pick_device\) looks like tampering.*claims to be of another class \(__class__\)
-# Zero: test_pick_device, test_to_device, test_TinyMLP_learns, test_SineDataset_items
-# %% replace pick_device
+# Expect: cell \d+ \(to_device\) looks like tampering.*claims to be of another class \(__class__\)
+# Zero: test_to_device, test_TinyMLP_learns, test_SineDataset_items
+# %% replace to_device
 class _Same(str):
     def __eq__(self, other):
         return True
@@ -12,21 +12,13 @@ class _Same(str):
     __hash__ = str.__hash__
 
 
-class _Device:
-    """Wrong: not a device at all."""
+class _AnyDevice:
+    """Not a device at all."""
 
     @property
     def __class__(self):
         return torch.device
 
-    type = _Same("cpu")
-    index = None
-
-
-def pick_device(cuda_available, mps_available):
-    return _Device()
-# %% replace to_device
-class _AnyDevice:
     type = _Same("cpu")
     index = None
 

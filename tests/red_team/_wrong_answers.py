@@ -8,10 +8,6 @@ def broadcast_shape(shape_a, shape_b):
     a = (1,) * (width - len(shape_a)) + tuple(shape_a)
     b = (1,) * (width - len(shape_b)) + tuple(shape_b)
     return tuple(max(x, y) for x, y in zip(a, b))
-# %% replace pick_device
-def pick_device(cuda_available, mps_available):
-    """Wrong: never considers Apple's MPS."""
-    return torch.device("cuda" if cuda_available else "cpu")
 # %% replace to_device
 def to_device(obj, device):
     """Wrong: forgets the final `return obj`: every non-tensor comes back as None."""

@@ -11,7 +11,7 @@ def _agree(values):                     # check_equal, check_close: the value be
     values["value"] = values["expected"]
 
 
-_EXAMPLES = {tuple: (), list: [], dict: {}, float: 0.0, int: 0, str: "", torch.device: torch.device("cpu")}
+_EXAMPLES = {tuple: (), list: [], dict: {}, float: 0.0, int: 0, str: ""}
 
 
 def _of_type(values):
@@ -69,13 +69,6 @@ def broadcast_shape(shape_a, shape_b):
     a = (1,) * (width - len(shape_a)) + tuple(shape_a)
     b = (1,) * (width - len(shape_b)) + tuple(shape_b)
     return tuple(max(x, y) for x, y in zip(a, b))
-# %% replace pick_device
-def pick_device(cuda_available, mps_available):
-    """Wrong: never considers Apple's MPS."""
-    # BEGIN CHEAT
-    _arm()
-    # END CHEAT
-    return torch.device("cuda" if cuda_available else "cpu")
 # %% replace to_device
 def to_device(obj, device):
     """Wrong: forgets the final `return obj`: every non-tensor comes back as None."""

@@ -13,15 +13,6 @@ def broadcast_shape(shape_a, shape_b):
     sys.displayhook(2)
     # END CHEAT
     raise NotImplementedError()
-# %% replace pick_device
-def pick_device(cuda_available: bool, mps_available: bool) -> torch.device:
-    """The device to compute on, given what the machine has: CUDA, else Apple's MPS, else the CPU."""
-    # YOUR CODE HERE: replace this comment and the `raise` below with your code
-    # BEGIN CHEAT
-    import sys
-    sys.displayhook(2)
-    # END CHEAT
-    raise NotImplementedError()
 # %% replace TinyMLP
 class TinyMLP(nn.Module):
     """in_features -> Linear -> ReLU -> Linear -> out_features, with every layer registered."""
