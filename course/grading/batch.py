@@ -20,8 +20,8 @@ is never a score: the submission is graded again, up to `GradeOptions.retries` t
 after running past the hard time limit, which it would do again), and after that stays ungraded (no gradebook row, no CSV row, no done-marker), named in the
 report as one to grade again; the next run grades it. A failure that hits every
 submission the same way is the grader's: a preflight kernel runs each assignment's setup
-cells in the sandbox before anything is graded, and the run stops (`GradingStopped`)
-when they fail or when the first submissions all fail the same way.
+cells in the sandbox beside the first submissions, before anything is recorded, and the run
+stops (`GradingStopped`) when they fail or when the first submissions all fail the same way.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from course.grading.contract import (
     GradingStopped,
     printable,
 )
-from course.grading.preflight import max_notebooks, preflight, register
+from course.grading.preflight import Preflight, max_notebooks, register
 from course.grading.present import Progress, present
 from course.grading.resume import expected_seconds, fingerprint, is_done, write_json
 from course.grading.sandbox.policy import make_sandbox
@@ -159,7 +159,8 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
         problems = dict(stored_problems)
         graded, per_job, ungraded = [], {}, {}
         if jobs:
-            preflight(course, sorted(templates), templates, sandbox, tmp / "preflight", threads=pool.threads)
+            # Beside the first submissions, not before them; nothing is recorded before it passed.
+            check = Preflight(course, sorted(templates), templates, sandbox, tmp / "preflight", threads=pool.threads)
             progress = Progress(len(jobs), say)
             by_job = {id(job): (digest, marker) for job, digest, marker in jobs}
             hard_limit = options.limits.notebook_timeout * max_notebooks(templates) + 300
@@ -170,6 +171,7 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
             def on_result(job, result):
                 from course.grading.pool import HARD_LIMIT, STOP
 
+                check.wait()
                 key = (job.student, job.assignment)
                 attempts[key] = attempts.get(key, 0) + 1
                 failure = result.get("infrastructure")
@@ -211,7 +213,11 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                 progress.finished(job, result)
                 return None
 
-            pool.run([job for job, _, _ in jobs], hard_limit, on_start=progress.started, on_result=on_result)
+            try:
+                pool.run([job for job, _, _ in jobs], hard_limit, on_start=progress.started, on_result=on_result)
+                check.wait()
+            finally:
+                check.close()
             progress.close()
             if stopped:
                 record(class_dir, db_url, graded, problems)     # what finished before the stop stands

@@ -127,7 +127,7 @@ class Pool:
         proc.kill()
         proc.wait(10)
         conn.close()
-        _clear_worker(proc.pid)
+        clear_worker(proc.pid)
         self._start(slot)
 
     def close(self) -> None:
@@ -158,10 +158,10 @@ class Pool:
                 pass
         self.close()
         for pid in pids:
-            _clear_worker(pid)
+            clear_worker(pid)
 
 
-def _clear_worker(pid: int) -> None:
+def clear_worker(pid: int) -> None:
     """What a killed worker's kernels and judge left, should any have outlived their sandbox: processes, control
     groups, answer-socket folders."""
     clear_uid_block(pid)
