@@ -136,12 +136,16 @@ class Pool:
                 conn.send(None)
             except (OSError, BrokenPipeError):
                 pass
+        # It has nothing left to write, and an interpreter that imported torch and nbgrader takes seconds to
+        # end: a short wait, then the kill, and what a killed worker may leave is cleared.
+        deadline = time.monotonic() + 0.2
         for proc, conn in self._workers.values():
             try:
-                proc.wait(2)        # it has nothing left to write; do not wait for a slow exit
+                proc.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(10)
+                clear_worker(proc.pid)
             conn.close()
         self._workers.clear()
 
