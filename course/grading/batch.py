@@ -42,8 +42,9 @@ from course.grading.commit import commit, drop_csv_rows, record
 from course.grading.contract import (
     GradeOptions,
     GradeRun,
+    RESULT_FORMAT,
     GradingStopped,
-    printable,
+    Problem,
 )
 from course.grading.preflight import Preflight, max_notebooks, register
 from course.grading.present import Progress, present
@@ -136,12 +137,13 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
         jobs, skipped, stored_problems = [], [], {}
         for student, assignment in todo:
             submitted = ClassDir(class_dir).submitted(student, assignment)
-            digest = {"submission": fingerprint(submitted), "definition": definitions[assignment]}
+            digest = {"submission": fingerprint(submitted), "definition": definitions[assignment],
+                      "format": RESULT_FORMAT}
             marker = state / assignment / f"{student}.json"
             if not options.force and is_done(marker, digest):
                 skipped.append((student, assignment))
-                stored_problems[(student, assignment)] = [tuple(map(printable, p))
-                                                        for p in json.loads(marker.read_text())["problems"]]
+                stored_problems[(student, assignment)] = [Problem.from_json(p)
+                                                          for p in json.loads(marker.read_text())["problems"]]
                 continue
             jobs.append((Job(assignment=assignment, student=student, submission=str(submitted),
                              source=str(course.source_dir(assignment)), template_db=str(templates[assignment]),
@@ -199,7 +201,7 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                 digest, marker = by_job[id(job)]
                 record = result.get("record") or gradebooks.zero_result(f"sqlite:///{job.template_db}", job.assignment)
                 commit(class_dir, db_url, job, result, record, config_dirs, options.feedback)
-                problems[key] = [tuple(p) for p in result["problems"]]
+                problems[key] = list(result["problems"])
                 graded.append(key)
                 per_job[key] = result.get("seconds") or 0.0
                 if result.get("log"):   # nbgrader's own account of a failure, for the TA
