@@ -26,7 +26,6 @@ stops (`GradingStopped`) when they fail or when the first submissions all fail t
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -44,11 +43,10 @@ from course.grading.contract import (
     GradeRun,
     RESULT_FORMAT,
     GradingStopped,
-    Problem,
 )
 from course.grading.preflight import Preflight, max_notebooks, register
 from course.grading.present import Progress, present
-from course.grading.resume import expected_seconds, fingerprint, is_done, write_json
+from course.grading.resume import done_problems, expected_seconds, fingerprint, write_json
 from course.grading.sandbox.policy import make_sandbox
 from course.notebook.classdir import ClassDir
 from course.notebook.nbgrader import quiet_nbgrader_warnings
@@ -140,10 +138,10 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
             digest = {"submission": fingerprint(submitted), "definition": definitions[assignment],
                       "format": RESULT_FORMAT}
             marker = state / assignment / f"{student}.json"
-            if not options.force and is_done(marker, digest):
+            stored = done_problems(marker, digest) if not options.force else None
+            if stored is not None:
                 skipped.append((student, assignment))
-                stored_problems[(student, assignment)] = [Problem.from_json(p)
-                                                          for p in json.loads(marker.read_text())["problems"]]
+                stored_problems[(student, assignment)] = stored
                 continue
             jobs.append((Job(assignment=assignment, student=student, submission=str(submitted),
                              source=str(course.source_dir(assignment)), template_db=str(templates[assignment]),
