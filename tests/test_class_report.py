@@ -24,12 +24,12 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from course.grading.class_report import stats as class_report
 from course.grading.class_report.stats import (AssignmentStats, class_stats, discrimination, failing_message, histogram,
                                  point_biserial)
 from course.grading.class_report.html import page, write_report
 from course.grading.gradebooks import REPORT_COMMENT, quick_schema_stamp
 from course.notebook.classdir import ClassDir
+from course.grading.contract import Problem, ProblemKind
 from course.grading.present import TAMPERING
 
 # nbgrader's add_submission warns through SQLAlchemy on every submission made by hand.
@@ -92,6 +92,7 @@ def made_class(tmp_path_factory):
             gb.find_submission_notebook("hw", "hw", student).flagged = True
         gb.find_comment("ex_a", "hw", "hw", "b").auto_comment = (
             f"{REPORT_COMMENT}\n- hw.ipynb: cell 3 {TAMPERING}: replaces torch.allclose")
+
         gb.find_comment("ex_a", "hw", "hw", "e").auto_comment = f"{REPORT_COMMENT}\n- hw.ipynb: the kernel died"
         _define(gb, "hw_two", ["only"], [("test_only", 1)])
         gb.add_solution_cell("essay", "hw_two", "hw_two")       # an answer a TA grades by hand
@@ -112,10 +113,14 @@ def made_class(tmp_path_factory):
             cells.insert(0, died)
         _autograded(folder, student, "hw", cells)
     _autograded(folder, "f", "hw", [nbformat.v4.new_markdown_cell("# hw.ipynb could not be graded")])
+    # What course grade's done-markers hold (course.grading.resume): a problem's kind says tampering, not the
+    # comment's words; e's marker names the words without the kind.
+    kinds = {"b": ProblemKind.TAMPERING, "e": ProblemKind.RUN}
     for student, seconds in SECONDS.items():
         marker = ClassDir(folder).state / "hw" / f"{student}.json"
         marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.write_text(json.dumps({"seconds": seconds}))
+        problems = [Problem("hw.ipynb", f"cell 3 {TAMPERING}?", kinds[student])] if student in kinds else []
+        marker.write_text(json.dumps({"seconds": seconds, "problems": problems}))
     return folder
 
 
@@ -143,7 +148,6 @@ def test_histogram_of_many_points_has_twenty_bins_and_the_last_holds_full_marks(
 
 
 def test_flagged_tampering_and_broken(stats):
-    assert class_report.TAMPERING == TAMPERING          # its copy of the grading report's words
     hw = stats["hw"]
     assert (hw.flagged, hw.tampering, hw.broken) == (3, 1, 2)    # b, e, f; b; e (kernel died), f (stand-in)
 

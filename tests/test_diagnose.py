@@ -5,7 +5,15 @@ tests/bad_submissions/), and none for a wrong answer, which the score already sh
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from course.grading.contract import KERNEL_DIED, NOT_RUN, NOTE, NOTEBOOK_TIMEOUT
+from course.grading.contract import (
+    KERNEL_DIED,
+    NOT_RUN,
+    NOTE,
+    NOTEBOOK_TIMEOUT,
+    OUTPUT_DROPPED,
+    PROCESSES_STOPPED,
+    ProblemKind,
+)
 from course.grading.present import run_problems
 
 
@@ -18,11 +26,12 @@ def _cell(error=None, grade_id=None, test=False, text=None):
     return new_code_cell("pass", metadata=meta, outputs=outputs)
 
 
-def problems(tmp_path, *cells, run=None) -> list[str]:
+def problems(tmp_path, *cells, run=None, events=()) -> list[str]:
     nbformat.write(new_notebook(cells=list(cells)), str(tmp_path / "nb.ipynb"))
-    found = run_problems(run, tmp_path)
-    assert {where for where, _ in found} <= {"nb.ipynb", "nbgrader"}
-    return [what for _, what in found]
+    found = run_problems(run, tmp_path, events=list(events))
+    assert {p.where for p in found} <= {"nb.ipynb", "nbgrader"}
+    assert {p.kind for p in found} <= {ProblemKind.RUN, ProblemKind.NBGRADER}
+    return [p.what for p in found]
 
 
 def test_a_wrong_or_unwritten_answer_is_no_problem(tmp_path):
@@ -63,9 +72,22 @@ def test_a_notebook_time_limit_is_one_line_and_the_cells_left_are_counted(tmp_pa
     assert found == ["cell 2: notebook time limit reached (900 s)", "3 cells from cell 2 on were not run"]
 
 
-def test_dropped_output_is_reported_in_megabytes(tmp_path):
-    note = f"\n{NOTE}{3 << 20} more bytes of output were dropped: each cell keeps at most 1048576 bytes]\n"
-    assert problems(tmp_path, _cell(text="x" * 10 + note)) == ["cell 1: printed too much; 3.0 MB of output dropped"]
+def test_dropped_output_and_stopped_processes_are_read_from_the_executors_events(tmp_path):
+    events = [{"notebook": "nb", "kind": OUTPUT_DROPPED, "cell": 2, "bytes": 3 << 20},
+              {"notebook": "nb", "kind": PROCESSES_STOPPED, "cell": 2, "count": 40},
+              {"notebook": "other", "kind": OUTPUT_DROPPED, "cell": 1, "bytes": 1 << 20}]
+    assert problems(tmp_path, _cell(), _cell(("BlockingIOError", "[Errno 11] Resource temporarily unavailable")),
+                    events=events) == [
+        "cell 2: printed too much; 3.0 MB of output dropped",
+        "cell 2: left 40 processes running (a fork bomb?); they were stopped",
+        "cell 2: process limit reached (BlockingIOError: [Errno 11] Resource temporarily unavailable)"]
+
+
+def test_a_note_the_student_printed_is_no_problem(tmp_path):
+    """The notes the executor adds to a cell's output are for reading; a cell can print the same words."""
+    note = f"\n{NOTE}{3 << 20} more bytes of output were dropped: each cell keeps at most 1048576 bytes]\n" \
+           f"\n{NOTE}200 processes this cell left running were stopped]\n"
+    assert problems(tmp_path, _cell(text="x" * 10 + note)) == []
 
 
 def test_nbgrader_refusing_a_submission_is_one_line_unless_already_explained(tmp_path):

@@ -22,6 +22,7 @@ from nbgrader.server_extensions.formgrader.formgrader import FormgradeExtension
 from traitlets.config.loader import PyFileConfigLoader
 
 from course.grading import gradebooks
+from course.grading.contract import Problem, ProblemKind
 from course.tools.demo import write_class_files
 from course.plugins.feedback import HELD_BACK
 from course.plugins.nbgrader import AUTOGRADE_REFUSED
@@ -141,7 +142,8 @@ def test_the_command_line_autograde_is_nbgraders_own(klass):
 @pytest.mark.slow
 def test_findings_flag_comment_and_stand_in(klass):
     folder, db_url = klass
-    problems = [(f"{ASSIGNMENT}.ipynb", "not a readable notebook (NotJSONError: ...): scored zero")]
+    problems = [Problem(f"{ASSIGNMENT}.ipynb", "not a readable notebook (NotJSONError: ...): scored zero",
+                        ProblemKind.UNGRADABLE)]
     assert not (folder / "autograded" / "ivy").exists()
     api = formgrader_api(folder)
     before = {s["student"]: s for s in api.get_submissions(ASSIGNMENT)}

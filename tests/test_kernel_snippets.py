@@ -5,11 +5,11 @@ import os
 import subprocess
 import sys
 
-from course.grading.kernel.snippets import FREE_FRAMES, REAP
+from course.grading.kernel.snippets import FREE_FRAMES, FREE_FRAMES_NEAR_LIMIT, REAP
 
 
 def test_each_snippet_runs_and_leaves_no_name_behind():
-    for snippet in (REAP, FREE_FRAMES):
+    for snippet in (REAP, FREE_FRAMES, FREE_FRAMES_NEAR_LIMIT):
         namespace = {"__name__": "__main__"}
         exec(snippet, namespace)
         assert not {name for name in namespace if not name.startswith("__")}, set(namespace)
@@ -41,3 +41,32 @@ def test_free_frames_frees_what_a_finished_frame_held():
     exec(FREE_FRAMES, {"__name__": "__main__"})
     assert not any(type(o) is Held for o in gc.get_objects())
     del kept
+
+
+def _held_after(snippet: str, held_mib: int) -> bool:
+    """In a process whose RLIMIT_DATA is what it holds plus 400 MiB: does a finished frame still hold
+    `held_mib` MiB after `snippet` ran?"""
+    code = f"""
+import gc, resource
+with open("/proc/self/status") as f:
+    base = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmData:"))
+resource.setrlimit(resource.RLIMIT_DATA, (base + (400 << 20), resource.RLIM_INFINITY))
+class Held:
+    def __init__(self):
+        self.data = bytearray({held_mib} << 20)
+def fail(value):
+    raise ValueError(value)
+try:
+    fail(Held())
+except ValueError as error:
+    kept = error.__traceback__
+exec({snippet!r}, {{"__name__": "__main__"}})
+print(any(type(o) is Held for o in gc.get_objects()))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    return out.stdout.strip() == "True"
+
+
+def test_free_frames_near_limit_frees_only_what_fills_the_memory_limit():
+    assert not _held_after(FREE_FRAMES_NEAR_LIMIT, 300), "a failed cell holding most of the limit was kept"
+    assert _held_after(FREE_FRAMES_NEAR_LIMIT, 10), "frames were freed far below the limit"

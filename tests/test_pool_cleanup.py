@@ -5,7 +5,7 @@ import tempfile
 from pathlib import Path
 
 from course.grading.contract import answers_prefix
-from course.grading.pool import _clear_worker
+from course.grading.pool import clear_worker
 from course.grading.sandbox.host import control_groups
 from course.grading.sandbox.policy import UIDS_PER_PROCESS, uid_block
 
@@ -20,7 +20,7 @@ def test_a_killed_workers_answer_folders_and_control_groups_are_removed():
     groups = control_groups(str(first + 3), 1 << 30) + control_groups(str(first + UIDS_PER_PROCESS - 1), 1 << 30)
     neighbour = control_groups(str(first + UIDS_PER_PROCESS), 1 << 30)        # the next block's: kept
     try:
-        _clear_worker(GONE_WORKER)
+        clear_worker(GONE_WORKER)
         assert not folder.exists() and other.exists()
         assert not any(g.exists() for g in groups)
         assert all(g.exists() for g in neighbour)

@@ -20,13 +20,12 @@ is never a score: the submission is graded again, up to `GradeOptions.retries` t
 after running past the hard time limit, which it would do again), and after that stays ungraded (no gradebook row, no CSV row, no done-marker), named in the
 report as one to grade again; the next run grades it. A failure that hits every
 submission the same way is the grader's: a preflight kernel runs each assignment's setup
-cells in the sandbox before anything is graded, and the run stops (`GradingStopped`)
-when they fail or when the first submissions all fail the same way.
+cells in the sandbox beside the first submissions, before anything is recorded, and the run
+stops (`GradingStopped`) when they fail or when the first submissions all fail the same way.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -42,12 +41,12 @@ from course.grading.commit import commit, drop_csv_rows, record
 from course.grading.contract import (
     GradeOptions,
     GradeRun,
+    RESULT_FORMAT,
     GradingStopped,
-    printable,
 )
-from course.grading.preflight import max_notebooks, preflight, register
+from course.grading.preflight import Preflight, max_notebooks, register
 from course.grading.present import Progress, present
-from course.grading.resume import expected_seconds, fingerprint, is_done, write_json
+from course.grading.resume import done_problems, expected_seconds, fingerprint, write_json
 from course.grading.sandbox.policy import make_sandbox
 from course.notebook.classdir import ClassDir
 from course.notebook.nbgrader import quiet_nbgrader_warnings
@@ -136,12 +135,13 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
         jobs, skipped, stored_problems = [], [], {}
         for student, assignment in todo:
             submitted = ClassDir(class_dir).submitted(student, assignment)
-            digest = {"submission": fingerprint(submitted), "definition": definitions[assignment]}
+            digest = {"submission": fingerprint(submitted), "definition": definitions[assignment],
+                      "format": RESULT_FORMAT}
             marker = state / assignment / f"{student}.json"
-            if not options.force and is_done(marker, digest):
+            stored = done_problems(marker, digest) if not options.force else None
+            if stored is not None:
                 skipped.append((student, assignment))
-                stored_problems[(student, assignment)] = [tuple(map(printable, p))
-                                                        for p in json.loads(marker.read_text())["problems"]]
+                stored_problems[(student, assignment)] = stored
                 continue
             jobs.append((Job(assignment=assignment, student=student, submission=str(submitted),
                              source=str(course.source_dir(assignment)), template_db=str(templates[assignment]),
@@ -159,7 +159,8 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
         problems = dict(stored_problems)
         graded, per_job, ungraded = [], {}, {}
         if jobs:
-            preflight(course, sorted(templates), templates, sandbox, tmp / "preflight", threads=pool.threads)
+            # Beside the first submissions, not before them; nothing is recorded before it passed.
+            check = Preflight(course, sorted(templates), templates, sandbox, tmp / "preflight", threads=pool.threads)
             progress = Progress(len(jobs), say)
             by_job = {id(job): (digest, marker) for job, digest, marker in jobs}
             hard_limit = options.limits.notebook_timeout * max_notebooks(templates) + 300
@@ -170,6 +171,7 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
             def on_result(job, result):
                 from course.grading.pool import HARD_LIMIT, STOP
 
+                check.wait()
                 key = (job.student, job.assignment)
                 attempts[key] = attempts.get(key, 0) + 1
                 failure = result.get("infrastructure")
@@ -197,7 +199,7 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                 digest, marker = by_job[id(job)]
                 record = result.get("record") or gradebooks.zero_result(f"sqlite:///{job.template_db}", job.assignment)
                 commit(class_dir, db_url, job, result, record, config_dirs, options.feedback)
-                problems[key] = [tuple(p) for p in result["problems"]]
+                problems[key] = list(result["problems"])
                 graded.append(key)
                 per_job[key] = result.get("seconds") or 0.0
                 if result.get("log"):   # nbgrader's own account of a failure, for the TA
@@ -211,7 +213,11 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                 progress.finished(job, result)
                 return None
 
-            pool.run([job for job, _, _ in jobs], hard_limit, on_start=progress.started, on_result=on_result)
+            try:
+                pool.run([job for job, _, _ in jobs], hard_limit, on_start=progress.started, on_result=on_result)
+                check.wait()
+            finally:
+                check.close()
             progress.close()
             if stopped:
                 record(class_dir, db_url, graded, problems)     # what finished before the stop stands

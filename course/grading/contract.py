@@ -5,7 +5,9 @@ grading is imported here but the sandbox's limits."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
+from typing import NamedTuple
 
 from nbformat.notebooknode import NotebookNode
 
@@ -26,6 +28,36 @@ class GradeOptions:
 
 
 # -- a job and a run ----------------------------------------------------------------------------------
+
+class ProblemKind(StrEnum):
+    """What kind of thing went wrong with a submission: every decision about a problem is made from this."""
+
+    UNGRADABLE = "ungradable"       # a notebook missing or unreadable: it scored zero (and nbgrader's refusal is explained)
+    CELLS = "cells"                 # graded or locked cells deleted, duplicated, retyped or edited; foreign grade ids
+    TAMPERING = "tampering"         # code that looks like tampering with the grading: feedback is held back
+    FILES = "files"                 # files handed in beside the notebooks, left out
+    NBGRADER = "nbgrader"           # nbgrader refused the submission, or took grading marks off to grade it
+    RUN = "run"                     # what the sandbox and the guarded executor stopped while the notebook ran
+    LEFT_RUNNING = "left-running"   # processes still running when a kernel ended
+    FEEDBACK = "feedback"           # feedback held back or not written
+
+
+class Problem(NamedTuple):
+    """One line of the report about a submission: where (a notebook, "nbgrader", "feedback"), what, and its kind."""
+
+    where: str
+    what: str
+    kind: ProblemKind
+
+    @classmethod
+    def from_json(cls, item) -> "Problem":
+        where, what, kind = item
+        return cls(printable(where), printable(what), ProblemKind(kind))
+
+
+# The format of what a worker reports and the done-markers store: a marker of an older format is graded again.
+RESULT_FORMAT = 2
+
 
 FEEDBACK_HELD_BACK = ("no feedback written while cells look like tampering; after a look, take the flag "
                       "off in formgrader, then its Generate Feedback (or `nbgrader generate_feedback`) writes it")
@@ -55,7 +87,7 @@ class GradeRun:
     class_dir: Path
     assignments: list[str]
     scores: dict[tuple[str, str], tuple[float, float]]
-    problems: dict[tuple[str, str], list[tuple[str, str]]]
+    problems: dict[tuple[str, str], list[Problem]]
     graded: list[tuple[str, str]]
     skipped: list[tuple[str, str]]
     seconds: float
@@ -84,6 +116,12 @@ EVENTS_FILE = "events.jsonl"
 KERNEL_START = "kernel-start"       # the kernel or its sandbox did not start
 SETUP_FAILED = "setup-failed"       # an instructor's cell failed before any student code ran
 LEFT_RUNNING = "left-running"       # an event: processes still running when the kernel ended
+OUTPUT_DROPPED = "output-dropped"   # an event: `bytes` of cell `cell`'s output over the cap were dropped
+PROCESSES_STOPPED = "processes-stopped"  # an event: `count` processes cell `cell` left at the process limit, stopped
+# The exceptions (by type name) a cell's code gets at the sandbox's limits: fork at RLIMIT_NPROC, allocation at
+# RLIMIT_DATA. Grading decides from these names, never from an exception's message.
+PROCESS_LIMIT_ERRORS = ("BlockingIOError",)
+MEMORY_ERRORS = ("MemoryError",)
 JUDGE_FAILED = "judge-failed"       # the judge (course.grading.verdicts.zygote) could not start
 JUDGE_STOPPED = "JudgeStopped"      # a cell's error: the judge died or broke its protocol on the kernel's answers
 ERROR_NAMES = (KERNEL_DIED, KERNEL_OUT_OF_MEMORY, NOTEBOOK_TIMEOUT, NOT_RUN, OUTPUT_LOST, JUDGE_STOPPED)
@@ -109,7 +147,8 @@ def printable(text: str) -> str:
 
 def printable_result(result: dict) -> dict:
     """A worker's result with every text a submission could have put in it made printable."""
-    result["problems"] = [(printable(where), printable(what)) for where, what in result.get("problems", [])]
+    result["problems"] = [Problem(printable(p.where), printable(p.what), ProblemKind(p.kind))
+                          for p in result.get("problems", [])]
     for key in ("log",):
         if type(result.get(key)) is str:
             result[key] = printable(result[key])

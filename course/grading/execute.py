@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import shutil
 import socket
 import tempfile
@@ -57,13 +56,16 @@ from course.grading.contract import (
     NOT_RUN,
     NOTE,
     NOTEBOOK_TIMEOUT,
+    OUTPUT_DROPPED,
     OUTPUT_LOST,
+    PROCESS_LIMIT_ERRORS,
+    PROCESSES_STOPPED,
     SETUP_FAILED,
     InfrastructureFailure,
     answers_prefix,
     error_output,
 )
-from course.grading.kernel.snippets import FREE_FRAMES, REAP
+from course.grading.kernel.snippets import FREE_FRAMES_NEAR_LIMIT, REAP
 from course.grading.sandbox.host import oom_kills, release_folder
 from course.grading.sandbox.kernel import kernel_manager_for
 from course.grading.sandbox.policy import Sandbox
@@ -72,9 +74,6 @@ from course.grading.verdicts.connection import AnswerTimeout, KernelGone
 from course.grading.verdicts.judge import load_code, serve_code
 from course.grading.verdicts.zygote import JudgeFailed, judge_for, utf8_prefix
 from course.notebook import cells
-
-_PROCESS_LIMIT = re.compile(r"BlockingIOError|Resource temporarily unavailable|can't start new thread")
-_MEMORY_LIMIT = re.compile(r"MemoryError|can't allocate memory|cannot allocate memory|not enough memory", re.IGNORECASE)
 
 # Seconds a quiet request or the start of a test may take; a kernel slower than this is not answering.
 _QUIET_TIMEOUT = 20
@@ -252,14 +251,18 @@ class GuardedExecute(Execute):
         return cell, self.resources
 
     def _after_errors(self, cell, index: int, errors) -> None:
-        """Undo what a failed cell left behind that would break the cells after it."""
-        text = " ".join(f"{e.get('ename')}: {e.get('evalue')}" for e in errors)
-        if _PROCESS_LIMIT.search(text) or OUTPUT_LOST in text:
+        """Undo what a failed cell left behind that would break the cells after it (decided from the errors'
+        type names and from measurements, never from their messages)."""
+        if not errors:
+            return
+        names = {e.get("ename") for e in errors}
+        if names & {*PROCESS_LIMIT_ERRORS, OUTPUT_LOST}:
             # A fork bomb's children are copies of this kernel holding its sockets and the
             # process budget (lost output is their doing too): end them, the kernel carries on.
             launcher = getattr(getattr(self.km, "provisioner", None), "pid", None)
             stopped = kill_strays(launcher) if launcher else 0
             if stopped:
+                self._record({"kind": PROCESSES_STOPPED, "cell": index + 1, "count": stopped})
                 cell.outputs.append(NotebookNode(output_type="stream", name="stdout",
                                                  text=f"\n{NOTE}{stopped} processes this cell left "
                                                       "running were stopped]\n"))
@@ -268,10 +271,9 @@ class GuardedExecute(Execute):
             if run_sync(self._async_quiet)(REAP) is None:
                 cell.outputs.append(self._died("the kernel died after this cell hit the process limit"))
                 self._recover(index)
-        if _MEMORY_LIMIT.search(text):
-            # IPython keeps the failed cell's finished frames (for %debug and its tracebacks),
-            # and so the memory it grabbed: at the cap every later cell would fail. Empty them.
-            run_sync(self._async_quiet)(FREE_FRAMES)
+        # IPython keeps the failed cell's finished frames (for %debug and its tracebacks), and so the memory it
+        # grabbed: near the cap every later cell would fail. The kernel measures what it holds and empties them.
+        run_sync(self._async_quiet)(FREE_FRAMES_NEAR_LIMIT)
 
     # -- test cells outside the kernel -----------------------------------------------------------
 
@@ -444,6 +446,7 @@ class GuardedExecute(Execute):
     def _note_dropped(self, cell, index: int) -> None:
         dropped = self._dropped.get(index)
         if dropped:
+            self._record({"kind": OUTPUT_DROPPED, "cell": index + 1, "bytes": dropped})
             cell.outputs.append(NotebookNode(
                 output_type="stream", name="stdout",
                 text=f"\n{NOTE}{dropped} more bytes of output were dropped: "

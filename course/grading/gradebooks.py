@@ -14,6 +14,7 @@ from contextlib import contextmanager
 
 from nbgrader.api import Gradebook, MissingEntry
 
+from course.grading.contract import Problem
 from course.notebook.classdir import ClassDir
 
 
@@ -209,7 +210,7 @@ def import_roster(db_url: str, csv_path) -> None:
         raise ValueError(f"{csv_path}: not a roster nbgrader can import (see the log above)") from refused
 
 
-def record_findings(class_dir, db_url: str, assignment: str, student: str, problems: list[tuple[str, str]]) -> None:
+def record_findings(class_dir, db_url: str, assignment: str, student: str, problems: list[Problem]) -> None:
     """Put what `course grade` found about one graded submission where a TA looks in formgrader.
 
     Each notebook the problems concern is flagged (nbgrader's flag, which formgrader lists and
@@ -227,8 +228,8 @@ def record_findings(class_dir, db_url: str, assignment: str, student: str, probl
     with Gradebook(db_url) as gb:
         submission = gb.find_submission(assignment, student)
         for nb in submission.notebooks:
-            mine = [(where, what) for where, what in problems if where in (f"{nb.name}.ipynb", nb.name)
-                    or not where.endswith(".ipynb")]
+            mine = [(p.where, p.what) for p in problems if p.where in (f"{nb.name}.ipynb", nb.name)
+                    or not p.where.endswith(".ipynb")]
             standin = autograded / f"{nb.name}.ipynb"
             if not standin.is_file():
                 autograded.mkdir(parents=True, exist_ok=True)

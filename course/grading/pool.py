@@ -127,7 +127,7 @@ class Pool:
         proc.kill()
         proc.wait(10)
         conn.close()
-        _clear_worker(proc.pid)
+        clear_worker(proc.pid)
         self._start(slot)
 
     def close(self) -> None:
@@ -136,12 +136,16 @@ class Pool:
                 conn.send(None)
             except (OSError, BrokenPipeError):
                 pass
+        # It has nothing left to write, and an interpreter that imported torch and nbgrader takes seconds to
+        # end: a short wait, then the kill, and what a killed worker may leave is cleared.
+        deadline = time.monotonic() + 0.2
         for proc, conn in self._workers.values():
             try:
-                proc.wait(2)        # it has nothing left to write; do not wait for a slow exit
+                proc.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(10)
+                clear_worker(proc.pid)
             conn.close()
         self._workers.clear()
 
@@ -158,10 +162,10 @@ class Pool:
                 pass
         self.close()
         for pid in pids:
-            _clear_worker(pid)
+            clear_worker(pid)
 
 
-def _clear_worker(pid: int) -> None:
+def clear_worker(pid: int) -> None:
     """What a killed worker's kernels and judge left, should any have outlived their sandbox: processes, control
     groups, answer-socket folders."""
     clear_uid_block(pid)

@@ -1,9 +1,16 @@
 """Before anything is graded: each assignment defined in the gradebook, and its setup cells run once in the
-sandbox, so that a failure every submission would share stops the run at once (`GradingStopped`)."""
+sandbox, so that a failure every submission would share stops the run at once (`GradingStopped`).
+
+`Preflight` runs that kernel in a process of its own, beside the first submissions: its start and imports
+(seconds) then cost no grading time, and `Preflight.wait` before the first result is recorded still stops
+the run with nothing recorded."""
 
 from __future__ import annotations
 
+import json
 import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -59,6 +66,67 @@ def preflight(course: Course, assignments: list[str], templates: dict[str, Path]
                 signal.signal(sig, handler)
 
 
+class Preflight:
+    """`preflight` in a process of its own (`python -m course.grading.preflight`), started now."""
+
+    def __init__(self, course: Course, assignments: list[str], templates: dict[str, Path], sandbox, scratch: Path,
+                 threads: int = 1):
+        spec = {"root": str(course.root), "assignments": assignments, "sandbox": sandbox.to_json(),
+                "templates": {a: str(p) for a, p in templates.items()}, "scratch": str(scratch), "threads": threads}
+        self._proc = subprocess.Popen([sys.executable, "-m", "course.grading.preflight"], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, text=True)
+        self._proc.stdin.write(json.dumps(spec))
+        self._proc.stdin.close()
+        self._stopped: str | None = None
+        self._done = False
+
+    def wait(self) -> None:
+        """Return once the setup cells ran in the sandbox; raise GradingStopped when they did not."""
+        if not self._done:
+            said = self._proc.stdout.read()
+            self._proc.wait()
+            self._done = True
+            self._clear()
+            lines = said.strip().splitlines()
+            try:
+                self._stopped = json.loads(lines[-1])["stopped"] if lines else "the preflight process said nothing"
+            except (ValueError, KeyError, TypeError):
+                self._stopped = f"the preflight process ended unreadably (exit {self._proc.returncode})"
+            if self._stopped is None and self._proc.returncode != 0:
+                self._stopped = f"the preflight process failed (exit {self._proc.returncode})"
+        if self._stopped is not None:
+            raise GradingStopped(self._stopped)
+
+    def close(self) -> None:
+        """End it if it still runs (an interrupted or failed run)."""
+        if not self._done:
+            self._proc.kill()
+            self._proc.wait()
+            self._done = True
+            self._clear()
+        self._proc.stdout.close()
+
+    def _clear(self) -> None:
+        from course.grading.pool import clear_worker
+
+        clear_worker(self._proc.pid)     # what its kernel may have left: processes and groups of its uids
+
+
+def _main() -> None:
+    from course.grading.sandbox.host import private_mounts
+    from course.grading.sandbox.policy import Sandbox
+
+    private_mounts()    # as a grading worker does: the kernel's capped folders end with this process
+    spec = json.loads(sys.stdin.read())
+    stopped = None
+    try:
+        preflight(Course(Path(spec["root"])), spec["assignments"], {a: Path(p) for a, p in spec["templates"].items()},
+                  Sandbox.from_json(spec["sandbox"]), Path(spec["scratch"]), spec["threads"])
+    except GradingStopped as error:
+        stopped = str(error)
+    print(json.dumps({"stopped": stopped}), flush=True)
+
+
 def register(course: Course, assignment: str, scratch: Path, db_url: str, config_dirs) -> None:
     """nbgrader's generate_assignment from source/ into the class gradebook (its release output is dropped)."""
     from nbgrader.apps import NbGraderAPI
@@ -88,3 +156,7 @@ def max_notebooks(templates: dict[str, Path]) -> int:
         with Gradebook(f"sqlite:///{path}") as gb:
             most = max(most, len(gb.find_assignment(assignment).notebooks))
     return most
+
+
+if __name__ == "__main__":
+    _main()

@@ -23,11 +23,17 @@ from course.grading.contract import (
     JUDGE_STOPPED,
     KERNEL_DIED,
     KERNEL_OUT_OF_MEMORY,
+    LEFT_RUNNING,
     NOT_RUN,
-    NOTE,
     NOTEBOOK_TIMEOUT,
+    OUTPUT_DROPPED,
     OUTPUT_LOST,
+    MEMORY_ERRORS,
+    PROCESS_LIMIT_ERRORS,
+    PROCESSES_STOPPED,
     GradeRun,
+    Problem,
+    ProblemKind,
 )
 from course.notebook import cells
 from course.notebook.cells import HIDDEN_NOTE, without_hidden
@@ -36,6 +42,10 @@ _NETWORK = re.compile(r"Network is unreachable|name resolution|Name or service n
                       r"No address associated|Connection refused|\[Errno (101|99|-2|-3)\]")
 _FILES = re.compile(r"No such file or directory|Permission denied|Read-only file system|"
                     r"unable to open database|readonly database")
+# Only the wording of a report line about the student's own exception is chosen from its message (it is all
+# there is of it); what grading does about a limit is decided from kinds (course.grading.execute).
+_MEMORY = re.compile(r"can't allocate memory|cannot allocate memory|not enough memory", re.IGNORECASE)
+_PROCESSES = re.compile(r"Resource temporarily unavailable|can't start new thread")
 
 TAMPERING = "looks like tampering with the grading"     # what the static scan says of a cell
 
@@ -54,12 +64,12 @@ def _released_lines(source: str) -> list[str]:
 
 
 def submission_problems(submitted: Path, template_db: str, assignment: str,
-                        handed_in_folder: Path | None = None) -> list[tuple[str, str]]:
-    """[(where, what)] about the notebooks in `submitted`: missing, unreadable, graded cells broken, tampering.
+                        handed_in_folder: Path | None = None) -> list[Problem]:
+    """Problems of the notebooks in `submitted`: missing, unreadable, graded cells broken, tampering.
     `handed_in_folder` (default `submitted`): where to look for the notebooks handed in under other names."""
     from nbgrader.api import Gradebook
 
-    problems: list[tuple[str, str]] = []
+    problems: list[Problem] = []
     with Gradebook(f"sqlite:///{template_db}") as gb:
         expected = {nb.name: nb for nb in gb.find_assignment(assignment).notebooks}
         folder = handed_in_folder or submitted
@@ -69,33 +79,49 @@ def submission_problems(submitted: Path, template_db: str, assignment: str,
             if not path.is_file():
                 others = [n for n in handed_in if n != f"{name}.ipynb"]
                 hint = f" (handed in instead: {', '.join(others)}; renamed?)" if others else ""
-                problems.append((f"{name}.ipynb", f"notebook missing{hint}: scored zero"))
+                problems.append(Problem(f"{name}.ipynb", f"notebook missing{hint}: scored zero", ProblemKind.UNGRADABLE))
                 continue
             try:
                 nb = nbformat.read(str(path), as_version=4)
             except Exception as error:  # noqa: BLE001 - anything that is not a notebook
-                problems.append((f"{name}.ipynb", f"not a readable notebook ({type(error).__name__}: "
-                                                  f"{_first_line(str(error))}): scored zero"))
+                problems.append(Problem(f"{name}.ipynb", f"not a readable notebook ({type(error).__name__}: "
+                                                         f"{_first_line(str(error))}): scored zero",
+                                        ProblemKind.UNGRADABLE))
                 continue
             problems += _structure(nb, definition, f"{name}.ipynb")
     return _dedupe(problems)
 
 
-def run_problems(run: dict | None, autograded: Path | None, explained: bool = False) -> list[tuple[str, str]]:
-    """[(where, what)] from nbgrader's verdict and the autograded notebooks.
+def run_problems(run: dict | None, autograded: Path | None, explained: bool = False,
+                 events: list[dict] = ()) -> list[Problem]:
+    """Problems from nbgrader's verdict, the autograded notebooks and the guarded executor's `events`
+    (course.grading.execute: output dropped, processes stopped, in the cell they concern).
 
     `explained`: the submission's own problems already say why nbgrader could not grade it.
     """
-    problems: list[tuple[str, str]] = []
+    problems: list[Problem] = []
     if run is not None and not run.get("success") and not explained:
-        problems.append(("nbgrader", "nbgrader could not grade this submission: " + nbgrader_error(run)))
+        problems.append(Problem("nbgrader", "nbgrader could not grade this submission: " + nbgrader_error(run),
+                                ProblemKind.NBGRADER))
     if autograded is not None:
         for path in sorted(autograded.glob("*.ipynb")):
-            problems += _execution(nbformat.read(str(path), as_version=4), path.name)
+            mine = [e for e in events if f"{e.get('notebook')}.ipynb" == path.name]
+            problems += _execution(nbformat.read(str(path), as_version=4), path.name, mine)
     return _dedupe(problems)
 
 
-def _structure(nb, definition, where: str) -> list[tuple[str, str]]:
+def left_running_problems(events: list[dict]) -> list[Problem]:
+    """A line for each kernel that ended with processes still running (course.grading.execute's events)."""
+    problems = []
+    for event in events:
+        if event.get("kind") == LEFT_RUNNING:
+            many = f"{event['count']} processes were" if event["count"] > 1 else "1 process was"
+            problems.append(Problem(f"{event['notebook']}.ipynb", f"{many} still running when its kernel ended; "
+                                    "all were stopped before the next submission", ProblemKind.LEFT_RUNNING))
+    return problems
+
+
+def _structure(nb, definition, where: str) -> list[Problem]:
     """Graded cells deleted, duplicated, retyped or edited; student cells that look like tampering."""
     problems = []
     source_cells = {c.name: c for c in definition.source_cells}
@@ -112,54 +138,59 @@ def _structure(nb, definition, where: str) -> list[tuple[str, str]]:
         locked = gid in source_cells and source_cells[gid].locked
         if not where_cells and locked:      # course.grading.worker puts the instructor's cell back
             what = "graded cell" if gid in graded else "locked cell"
-            problems.append((where, f"{what} '{gid}' was deleted; graded with the original put back"))
+            problems.append(Problem(where, f"{what} '{gid}' was deleted; graded with the original put back",
+                                    ProblemKind.CELLS))
         elif not where_cells and gid in graded:
-            problems.append((where, f"graded cell '{gid}' was deleted: it scores zero"))
+            problems.append(Problem(where, f"graded cell '{gid}' was deleted: it scores zero", ProblemKind.CELLS))
         elif len(where_cells) > 1:
-            problems.append((where, f"graded cell '{gid}' appears {len(where_cells)} times "
-                                    f"(cells {', '.join(map(str, where_cells))})"))
+            problems.append(Problem(where, f"graded cell '{gid}' appears {len(where_cells)} times "
+                                           f"(cells {', '.join(map(str, where_cells))})", ProblemKind.CELLS))
     for gid, where_cells in sorted(seen.items()):
         if gid not in known:
-            problems.append((where, f"cell {where_cells[0]} carries grade id '{gid}', which this assignment "
-                                    "does not have"))
+            problems.append(Problem(where, f"cell {where_cells[0]} carries grade id '{gid}', which this assignment "
+                                           "does not have", ProblemKind.CELLS))
     for i, cell in enumerate(nb.cells, 1):
         gid = _nbgrader_meta(cell).get("grade_id")
         original = source_cells.get(gid)
         if original is not None:
             if cell.cell_type != original.cell_type:
-                problems.append((where, f"graded cell '{gid}' was changed from {original.cell_type} "
-                                        f"to {cell.cell_type}"))
+                problems.append(Problem(where, f"graded cell '{gid}' was changed from {original.cell_type} "
+                                               f"to {cell.cell_type}", ProblemKind.CELLS))
             elif original.locked and _lines(cell.source) not in (_released_lines(original.source),
                                                                  _lines(original.source)):
-                problems.append((where, f"locked cell '{gid}' was edited (nbgrader grades the original instead)"))
+                problems.append(Problem(where, f"locked cell '{gid}' was edited (nbgrader grades the original "
+                                               "instead)", ProblemKind.CELLS))
         if cell.cell_type == "code" and not (original is not None and original.locked):
             reasons = integrity.suspicious_code(cell.source)
             if reasons:
                 label = f"cell {i}" + (f" ({gid})" if gid else "")
-                problems.append((where, f"{label} {TAMPERING}: {'; '.join(reasons)}"))
+                problems.append(Problem(where, f"{label} {TAMPERING}: {'; '.join(reasons)}", ProblemKind.TAMPERING))
     return problems
 
 
-def _execution(nb, where: str) -> list[tuple[str, str]]:
-    """What the sandbox and the guarded executor stopped, read from the autograded notebook."""
+def _execution(nb, where: str, events: list[dict]) -> list[Problem]:
+    """What the sandbox and the guarded executor stopped, read from the autograded notebook and the executor's
+    events for it (never from the notes in a cell's output, which a student can print too)."""
     problems = []
     not_run = []
+    by_cell: dict[int, dict[str, dict]] = {}
+    for event in events:
+        if event.get("kind") in (OUTPUT_DROPPED, PROCESSES_STOPPED):
+            by_cell.setdefault(event["cell"], {})[event["kind"]] = event
     for i, cell in enumerate(nb.cells, 1):
         if cell.cell_type != "code":
             continue
         label = f"cell {i}" + (f" ({_nbgrader_meta(cell).get('grade_id')})" if _nbgrader_meta(cell).get("grade_id") else "")
         test = cells.is_test(cell)
+        found = by_cell.get(i, {})
+        if OUTPUT_DROPPED in found:
+            problems.append(Problem(where, f"{label}: printed too much; "
+                                           f"{found[OUTPUT_DROPPED]['bytes'] / 2**20:.1f} MB of output dropped",
+                                    ProblemKind.RUN))
+        if PROCESSES_STOPPED in found:
+            problems.append(Problem(where, f"{label}: left {found[PROCESSES_STOPPED]['count']} processes running "
+                                           "(a fork bomb?); they were stopped", ProblemKind.RUN))
         for output in cell.get("outputs", []):
-            text = output.get("text", "") if output.output_type == "stream" else ""
-            if NOTE in text:
-                dropped = re.search(r"(\d+) more bytes of output were dropped", text)
-                stopped = re.search(r"(\d+) processes this cell left running were stopped", text)
-                if dropped:
-                    problems.append((where, f"{label}: printed too much; "
-                                            f"{int(dropped.group(1)) / 2**20:.1f} MB of output dropped"))
-                if stopped:
-                    problems.append((where, f"{label}: left {stopped.group(1)} processes running "
-                                            "(a fork bomb?); they were stopped"))
             if output.output_type != "error":
                 continue
             line = _classify(output.ename, output.evalue, test)
@@ -169,9 +200,9 @@ def _execution(nb, where: str) -> list[tuple[str, str]]:
             if output.ename in (NOT_RUN, NOTEBOOK_TIMEOUT):
                 not_run.append(i)
             if line:
-                problems.append((where, f"{label}: {line}"))
+                problems.append(Problem(where, f"{label}: {line}", ProblemKind.RUN))
     if len(not_run) > 1:
-        problems.append((where, f"{len(not_run)} cells from cell {not_run[0]} on were not run"))
+        problems.append(Problem(where, f"{len(not_run)} cells from cell {not_run[0]} on were not run", ProblemKind.RUN))
     return problems
 
 
@@ -192,10 +223,9 @@ def _classify(ename: str, evalue: str, test: bool) -> str | None:
         return f"the test's judge stopped on what the notebook answered ({_first_line(evalue)})"
     if ename == "CellTimeoutError":
         return "ran past the time limit for one cell and was interrupted"
-    if ename == "MemoryError" or re.search(r"can't allocate memory|cannot allocate memory|not enough memory",
-                                           evalue, re.IGNORECASE):
+    if ename in MEMORY_ERRORS or _MEMORY.search(evalue):
         return f"memory limit reached ({_first_line(text)})"
-    if ename == "BlockingIOError" or "Resource temporarily unavailable" in evalue or "can't start new thread" in evalue:
+    if ename in PROCESS_LIMIT_ERRORS or _PROCESSES.search(evalue):
         return f"process limit reached ({_first_line(text)})"
     if ename == "SystemExit":
         return "called sys.exit() (the cell fails; grading went on)"
@@ -262,12 +292,12 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
-def problem_lines(problems: dict[tuple[str, str], list[tuple[str, str]]]) -> list[str]:
+def problem_lines(problems: dict[tuple[str, str], list[Problem]]) -> list[str]:
     """One line per problem: student, assignment, where, what."""
     out = []
     for (student, assignment), found in sorted(problems.items()):
-        for where, what in found:
-            out.append(f"{student} / {assignment} / {where}: {what}")
+        for problem in found:
+            out.append(f"{student} / {assignment} / {problem.where}: {problem.what}")
     return out
 
 

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from course.checkout import Course
+from course.grading.contract import Problem
 
 
 def fingerprint(folder: Path) -> str:
@@ -29,12 +30,16 @@ def fingerprint(folder: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def is_done(marker: Path, digest: dict) -> bool:
+def done_problems(marker: Path, digest: dict) -> list[Problem] | None:
+    """The problems stored for a submission graded before with this `digest`; None when it must be graded
+    (no marker, another digest or format, or one that cannot be read)."""
     try:
         saved = json.loads(marker.read_text())
-    except (OSError, ValueError):
-        return False
-    return all(saved.get(k) == v for k, v in digest.items())
+        if not all(saved.get(k) == v for k, v in digest.items()):
+            return None
+        return [Problem.from_json(p) for p in saved["problems"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def write_json(path: Path, data: dict) -> None:

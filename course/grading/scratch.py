@@ -11,6 +11,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from course.grading.contract import Problem, ProblemKind
 from course.notebook.classdir import ClassDir
 
 if TYPE_CHECKING:
@@ -125,7 +126,7 @@ def gradebook_url(scratch: Path) -> str:
     return ClassDir(scratch).db_url
 
 
-def prepare(job: Job, scratch: Path) -> tuple[int, list[tuple[str, str]]]:
+def prepare(job: Job, scratch: Path) -> tuple[int, list[Problem]]:
     """Lay out the scratch course: the assignment's data files from source/ and, of the submission,
     only its notebooks (and nbgrader's timestamp). Nothing else a student hands in is needed, and any
     of it could break what runs before their code (a module a library imports, an unreadable file,
@@ -172,7 +173,7 @@ def notebook_names(template_db: str, assignment: str) -> list[str]:
         return [nb.name for nb in gb.find_assignment(assignment).notebooks]
 
 
-def sanitize(path: Path) -> list[tuple[str, str]]:
+def sanitize(path: Path) -> list[Problem]:
     """Make a handed-in notebook safe for the grader's own code; returns what the report says about it.
 
     A notebook that nbformat does not accept is replaced by one nbgrader cannot read either, so it is
@@ -193,7 +194,8 @@ def sanitize(path: Path) -> list[tuple[str, str]]:
         return []   # not JSON at all: nbgrader cannot read it either, and the report says so once
     except Exception as error:  # noqa: BLE001 - whatever nbformat cannot read or validate is the student's file
         path.write_text(NOT_A_NOTEBOOK)
-        return [(where, f"not a valid notebook ({type(error).__name__}: {_first_line(str(error))}): scored zero")]
+        return [Problem(where, f"not a valid notebook ({type(error).__name__}: {_first_line(str(error))}): "
+                               "scored zero", ProblemKind.UNGRADABLE)]
     schema = MetadataValidator().schema    # the types of nbgrader's cell metadata; its other rules (a
     dropped = []                            # test cell turned into markdown) nbgrader applies and reports
     for i, cell in enumerate(nb.cells):
@@ -209,8 +211,8 @@ def sanitize(path: Path) -> list[tuple[str, str]]:
     if not dropped:
         return []
     nbformat.write(nb, str(path))
-    return [(where, "grading marks that are not valid nbgrader metadata taken off " + ", ".join(dropped)
-                    + "; such a cell is graded as if deleted")]
+    return [Problem(where, "grading marks that are not valid nbgrader metadata taken off " + ", ".join(dropped)
+                           + "; such a cell is graded as if deleted", ProblemKind.CELLS)]
 
 
 NOT_A_NOTEBOOK = "not a notebook: it failed nbformat's validation (see the report)\n"

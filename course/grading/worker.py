@@ -29,11 +29,15 @@ from course.grading.contract import (
     INFRASTRUCTURE_KINDS,
     KERNEL_START,
     LEFT_RUNNING,
+    OUTPUT_DROPPED,
+    PROCESSES_STOPPED,
     Job,
+    Problem,
+    ProblemKind,
     printable_result,
 )
 from course.grading.present import (
-    TAMPERING,
+    left_running_problems,
     nbgrader_error,
     run_problems,
     submission_problems,
@@ -84,8 +88,9 @@ def _grade(job: Job) -> dict:
     try:
         left_out, invalid = prepare(job, scratch)
         if left_out:
-            result["problems"].append(("submission", f"{left_out} other {'file' if left_out == 1 else 'files'} "
-                                                      "handed in left out: only the notebooks are graded"))
+            result["problems"].append(Problem("submission", f"{left_out} other {'file' if left_out == 1 else 'files'} "
+                                                             "handed in left out: only the notebooks are graded",
+                                              ProblemKind.FILES))
         result["problems"] += invalid
         submitted = ClassDir(scratch).submitted(job.student, job.assignment)
         result["problems"] += submission_problems(submitted, job.template_db, job.assignment, Path(job.submission))
@@ -100,9 +105,9 @@ def _grade(job: Job) -> dict:
                 first = run
                 run = _autograde(api, job, scratch)
                 if run["success"]:
-                    result["problems"].append(("nbgrader", f"refused the notebook as handed in ("
-                                               f"{nbgrader_error(first)}); graded after taking the grading "
-                                               f"marks off {', '.join(repaired)}"))
+                    result["problems"].append(Problem("nbgrader", f"refused the notebook as handed in ("
+                                                      f"{nbgrader_error(first)}); graded after taking the grading "
+                                                      f"marks off {', '.join(repaired)}", ProblemKind.NBGRADER))
         failures = _events(scratch, INFRASTRUCTURE_KINDS)
         if failures:
             log = _kernel_log(scratch) if failures[0]["kind"] == KERNEL_START else ""
@@ -113,10 +118,7 @@ def _grade(job: Job) -> dict:
             result["log"] = _failure_log(run, scratch)
             result["seconds"] = round(time.perf_counter() - started, 2)
             return result
-        for event in _events(scratch, (LEFT_RUNNING,)):
-            many = f"{event['count']} processes were" if event["count"] > 1 else "1 process was"
-            result["problems"].append((f"{event['notebook']}.ipynb", f"{many} still running when its kernel "
-                                       "ended; all were stopped before the next submission"))
+        result["problems"] += left_running_problems(_events(scratch, (LEFT_RUNNING,)))
         result["seconds_autograde"] = round(time.perf_counter() - started, 2)
         db_url = gradebook_url(scratch)
         autograded = ClassDir(scratch).autograded(job.student, job.assignment)
@@ -128,15 +130,16 @@ def _grade(job: Job) -> dict:
             result["record"] = gradebooks.zero_result(db_url, job.assignment)
             if autograded.exists():
                 shutil.rmtree(autograded)
-        explained = any(what.endswith("scored zero") for _, what in result["problems"])
-        result["problems"] += run_problems(run, autograded if result["graded"] else None, explained)
+        explained = any(p.kind is ProblemKind.UNGRADABLE for p in result["problems"])
+        result["problems"] += run_problems(run, autograded if result["graded"] else None, explained,
+                                           _events(scratch, (OUTPUT_DROPPED, PROCESSES_STOPPED)))
         if result["graded"]:
             strip_links(autograded)
             result["autograded"] = str(autograded)
-            if job.feedback and any(TAMPERING in what for _, what in result["problems"]):
+            if job.feedback and any(p.kind is ProblemKind.TAMPERING for p in result["problems"]):
                 # Output of such cells may carry the hidden tests in a disguise that the
                 # feedback's redaction cannot recognise: a TA releases it after a look.
-                result["problems"].append(("feedback", FEEDBACK_HELD_BACK))
+                result["problems"].append(Problem("feedback", FEEDBACK_HELD_BACK, ProblemKind.FEEDBACK))
             elif job.feedback:
                 fb_started = time.perf_counter()
                 fb = api.generate_feedback(job.assignment, job.student, force=True)
@@ -144,8 +147,9 @@ def _grade(job: Job) -> dict:
                 if fb["success"] and feedback.is_dir():
                     result["feedback"] = str(feedback)
                 else:
-                    result["problems"].append(("feedback", "no feedback written: "
-                                               + _exception_line(fb.get("log") or "", fb.get("error") or "")))
+                    result["problems"].append(Problem("feedback", "no feedback written: "
+                                                      + _exception_line(fb.get("log") or "", fb.get("error") or ""),
+                                                      ProblemKind.FEEDBACK))
                 result["seconds_feedback"] = round(time.perf_counter() - fb_started, 2)
     except Exception as error:  # noqa: BLE001 - the grader's own failure: never the student's zero
         result.update(graded=False, record=None, autograded=None, feedback=None,

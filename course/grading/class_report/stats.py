@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course.grading.contract import ProblemKind
 from course.notebook.cells import exercise_of
 from course.notebook.classdir import ClassDir
 
@@ -24,9 +25,6 @@ GROUP_SHARE = 0.27      # Kelley's upper and lower groups for the discrimination
 MESSAGE_CAP = 200       # characters of a failing message kept: it is the student's code talking
 TOP_MESSAGES = 3        # failing messages shown per exercise
 UNANSWERED = "NotImplementedError"      # the message of a test that met the release's untouched stub
-# course.grading.present.TAMPERING, the words the grading report uses for it (a test keeps them equal):
-# importing course.grading.present would import torch, seconds of a page that needs none of it.
-TAMPERING = "looks like tampering with the grading"
 SLOWEST = 5             # slowest submissions shown per assignment
 # Error names the grader writes when a notebook could not run to its end (course.grading.execute's
 # KERNEL_DIED and NOTEBOOK_TIMEOUT, nbclient's cell timeout): such a submission "broke".
@@ -295,19 +293,15 @@ def _test_cells(assignment) -> list[TestCell]:
 
 
 def _submission(class_dir: Path, assignment: str, sub, order: dict[str, int]) -> Submission:
-    from course.grading.gradebooks import REPORT_COMMENT
-
-    found = Submission(sub.student_id, float(sub.score), {}, {},
-                       seconds=_grading_seconds(class_dir, assignment, sub.student_id))
+    seconds, kinds = _marker(class_dir, assignment, sub.student_id)
+    found = Submission(sub.student_id, float(sub.score), {}, {}, seconds=seconds,
+                       tampering=ProblemKind.TAMPERING in kinds)
     for nb in sub.notebooks:
         for grade in nb.grades:
             found.cells[(nb.name, grade.name)] = float(grade.score or 0.0)
             if grade.needs_manual_grade:
                 found.waiting.add((nb.name, grade.name))
         found.flagged |= bool(nb.flagged)
-        # course grade's report comment (course.grading.gradebooks.record_findings) names tampering so.
-        found.tampering |= any((c.auto_comment or "").startswith(REPORT_COMMENT)
-                               and TAMPERING in c.auto_comment for c in nb.comments)
         path = ClassDir(class_dir).autograded(sub.student_id, assignment) / f"{nb.name}.ipynb"
         failures, broken = _read_autograded(path, order)
         found.failures.update({(nb.name, cell): m for cell, m in failures.items()})
@@ -348,11 +342,12 @@ def _nbgrader_meta(cell: dict) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
-def _grading_seconds(class_dir: Path, assignment: str, student: str) -> float | None:
-    """How long `course grade` took on the submission, from its marker (None if not recorded)."""
-
+def _marker(class_dir: Path, assignment: str, student: str) -> tuple[float | None, set[str]]:
+    """How long `course grade` took on the submission and the kinds of the problems it found, from its done-marker
+    (course.grading.resume; None and none where there is no readable one)."""
     try:
-        seconds = json.loads((ClassDir(class_dir).state / assignment / f"{student}.json").read_text()).get("seconds")
-        return float(seconds) if seconds is not None else None
-    except (OSError, ValueError, TypeError, AttributeError):
-        return None
+        saved = json.loads((ClassDir(class_dir).state / assignment / f"{student}.json").read_text())
+        seconds = float(saved["seconds"]) if saved.get("seconds") is not None else None
+        return seconds, {str(p[2]) for p in saved.get("problems", []) if isinstance(p, list) and len(p) == 3}
+    except (OSError, ValueError, TypeError, AttributeError, KeyError):
+        return None, set()

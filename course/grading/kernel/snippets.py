@@ -32,10 +32,24 @@ def _course_free_frames():
     gc.collect()
 
 
-def call_once(function) -> str:
-    """The text that defines `function`, calls it once and deletes its name."""
-    return f"{inspect.getsource(function)}\n{function.__name__}()\ndel {function.__name__}\n"
+def _course_free_frames_near_limit():
+    """Free finished frames when this process holds more than half of what RLIMIT_DATA lets it (a failed cell
+    that filled memory): measured here, after any failed cell, rather than guessed from an error's message."""
+    import resource
+    limit = resource.getrlimit(resource.RLIMIT_DATA)[0]
+    with open("/proc/self/status") as f:
+        held = next((int(line.split()[1]) * 1024 for line in f if line.startswith("VmData:")), 0)
+    if limit != resource.RLIM_INFINITY and held > limit // 2:
+        _course_free_frames()
+
+
+def call_once(function, *needs) -> str:
+    """The text that defines `function` (and the functions it `needs`), calls it once and deletes every name."""
+    defined = (*needs, function)
+    return ("".join(f"{inspect.getsource(f)}\n" for f in defined) + f"{function.__name__}()\n"
+            + "".join(f"del {f.__name__}\n" for f in defined))
 
 
 REAP = call_once(_course_reap)
 FREE_FRAMES = call_once(_course_free_frames)
+FREE_FRAMES_NEAR_LIMIT = call_once(_course_free_frames_near_limit, _course_free_frames)
