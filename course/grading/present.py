@@ -7,6 +7,8 @@ that looks like tampering), nbgrader's own verdict and the autograded notebook
 and memory limits, a dead kernel, the network, files outside the notebook's folder,
 replaced test machinery).
 Wrong answers are not problems: the scores show them.
+Every line the report says about a submission is worded here (the worker and the scratch course call the
+small constructors below); each carries its kind (`contract.ProblemKind`), from which grading decides.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import nbformat
 
 from course.grading import integrity
 from course.grading.contract import (
+    FEEDBACK_HELD_BACK,
     JUDGE_STOPPED,
     KERNEL_DIED,
     KERNEL_OUT_OF_MEMORY,
@@ -119,6 +122,33 @@ def left_running_problems(events: list[dict]) -> list[Problem]:
             problems.append(Problem(f"{event['notebook']}.ipynb", f"{many} still running when its kernel ended; "
                                     "all were stopped before the next submission", ProblemKind.LEFT_RUNNING))
     return problems
+
+
+def not_a_valid_notebook(where: str, error: str) -> Problem:
+    return Problem(where, f"not a valid notebook ({error}): scored zero", ProblemKind.UNGRADABLE)
+
+
+def invalid_marks_taken_off(where: str, cells_named: list[str]) -> Problem:
+    return Problem(where, "grading marks that are not valid nbgrader metadata taken off " + ", ".join(cells_named)
+                          + "; such a cell is graded as if deleted", ProblemKind.CELLS)
+
+
+def files_left_out(count: int) -> Problem:
+    return Problem("submission", f"{count} other {'file' if count == 1 else 'files'} handed in left out: only the "
+                                 "notebooks are graded", ProblemKind.FILES)
+
+
+def graded_after_repair(refused: dict, cells_named: list[str]) -> Problem:
+    return Problem("nbgrader", f"refused the notebook as handed in ({nbgrader_error(refused)}); graded after taking "
+                               f"the grading marks off {', '.join(cells_named)}", ProblemKind.NBGRADER)
+
+
+def feedback_held_back() -> Problem:
+    return Problem("feedback", FEEDBACK_HELD_BACK, ProblemKind.FEEDBACK)
+
+
+def feedback_not_written(error: str) -> Problem:
+    return Problem("feedback", "no feedback written: " + error, ProblemKind.FEEDBACK)
 
 
 def _structure(nb, definition, where: str) -> list[Problem]:

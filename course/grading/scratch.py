@@ -11,7 +11,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from course.grading.contract import Problem, ProblemKind
+from course.grading.contract import Problem
 from course.notebook.classdir import ClassDir
 
 if TYPE_CHECKING:
@@ -184,6 +184,8 @@ def sanitize(path: Path) -> list[Problem]:
     import nbformat
     from nbgrader.nbgraderformat import MetadataValidator
 
+    from course.grading.present import invalid_marks_taken_off, not_a_valid_notebook
+
     where = path.name
     try:
         with warnings.catch_warnings():     # missing or repeated cell ids: nbformat mends them
@@ -194,8 +196,7 @@ def sanitize(path: Path) -> list[Problem]:
         return []   # not JSON at all: nbgrader cannot read it either, and the report says so once
     except Exception as error:  # noqa: BLE001 - whatever nbformat cannot read or validate is the student's file
         path.write_text(NOT_A_NOTEBOOK)
-        return [Problem(where, f"not a valid notebook ({type(error).__name__}: {_first_line(str(error))}): "
-                               "scored zero", ProblemKind.UNGRADABLE)]
+        return [not_a_valid_notebook(where, f"{type(error).__name__}: {_first_line(str(error))}")]
     schema = MetadataValidator().schema    # the types of nbgrader's cell metadata; its other rules (a
     dropped = []                            # test cell turned into markdown) nbgrader applies and reports
     for i, cell in enumerate(nb.cells):
@@ -211,8 +212,7 @@ def sanitize(path: Path) -> list[Problem]:
     if not dropped:
         return []
     nbformat.write(nb, str(path))
-    return [Problem(where, "grading marks that are not valid nbgrader metadata taken off " + ", ".join(dropped)
-                           + "; such a cell is graded as if deleted", ProblemKind.CELLS)]
+    return [invalid_marks_taken_off(where, dropped)]
 
 
 NOT_A_NOTEBOOK = "not a notebook: it failed nbformat's validation (see the report)\n"

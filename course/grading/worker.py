@@ -24,7 +24,6 @@ from pathlib import Path
 from course.grading import gradebooks
 from course.grading.contract import (
     EVENTS_FILE,
-    FEEDBACK_HELD_BACK,
     GRADER_ERROR,
     INFRASTRUCTURE_KINDS,
     KERNEL_START,
@@ -32,13 +31,15 @@ from course.grading.contract import (
     OUTPUT_DROPPED,
     PROCESSES_STOPPED,
     Job,
-    Problem,
     ProblemKind,
     printable_result,
 )
 from course.grading.present import (
+    feedback_held_back,
+    feedback_not_written,
+    files_left_out,
+    graded_after_repair,
     left_running_problems,
-    nbgrader_error,
     run_problems,
     submission_problems,
 )
@@ -88,9 +89,7 @@ def _grade(job: Job) -> dict:
     try:
         left_out, invalid = prepare(job, scratch)
         if left_out:
-            result["problems"].append(Problem("submission", f"{left_out} other {'file' if left_out == 1 else 'files'} "
-                                                             "handed in left out: only the notebooks are graded",
-                                              ProblemKind.FILES))
+            result["problems"].append(files_left_out(left_out))
         result["problems"] += invalid
         submitted = ClassDir(scratch).submitted(job.student, job.assignment)
         result["problems"] += submission_problems(submitted, job.template_db, job.assignment, Path(job.submission))
@@ -105,9 +104,7 @@ def _grade(job: Job) -> dict:
                 first = run
                 run = _autograde(api, job, scratch)
                 if run["success"]:
-                    result["problems"].append(Problem("nbgrader", f"refused the notebook as handed in ("
-                                                      f"{nbgrader_error(first)}); graded after taking the grading "
-                                                      f"marks off {', '.join(repaired)}", ProblemKind.NBGRADER))
+                    result["problems"].append(graded_after_repair(first, repaired))
         failures = _events(scratch, INFRASTRUCTURE_KINDS)
         if failures:
             log = _kernel_log(scratch) if failures[0]["kind"] == KERNEL_START else ""
@@ -139,7 +136,7 @@ def _grade(job: Job) -> dict:
             if job.feedback and any(p.kind is ProblemKind.TAMPERING for p in result["problems"]):
                 # Output of such cells may carry the hidden tests in a disguise that the
                 # feedback's redaction cannot recognise: a TA releases it after a look.
-                result["problems"].append(Problem("feedback", FEEDBACK_HELD_BACK, ProblemKind.FEEDBACK))
+                result["problems"].append(feedback_held_back())
             elif job.feedback:
                 fb_started = time.perf_counter()
                 fb = api.generate_feedback(job.assignment, job.student, force=True)
@@ -147,9 +144,8 @@ def _grade(job: Job) -> dict:
                 if fb["success"] and feedback.is_dir():
                     result["feedback"] = str(feedback)
                 else:
-                    result["problems"].append(Problem("feedback", "no feedback written: "
-                                                      + _exception_line(fb.get("log") or "", fb.get("error") or ""),
-                                                      ProblemKind.FEEDBACK))
+                    result["problems"].append(feedback_not_written(_exception_line(fb.get("log") or "",
+                                                                                   fb.get("error") or "")))
                 result["seconds_feedback"] = round(time.perf_counter() - fb_started, 2)
     except Exception as error:  # noqa: BLE001 - the grader's own failure: never the student's zero
         result.update(graded=False, record=None, autograded=None, feedback=None,
