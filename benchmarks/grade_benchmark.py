@@ -4,7 +4,7 @@
 
 Makes a class from the course's own notebooks (for every assignment in source/: the
 reference answers, half of them, the untouched release, realistic wrong answers from
-tests/wrong_answers/, in turn, at least two each and --min-submissions in all), registers
+fixtures/wrong_answers/, in turn, at least two each and --min-submissions in all), registers
 the assignments with `nbgrader generate_assignment` in two copies of it (not timed: a TA
 has done that when releasing the assignments), measures how much faster N CPU-bound
 processes run at once than one after another on this machine (the ceiling of any
@@ -38,7 +38,7 @@ import nbformat  # noqa: E402
 from nbclient import NotebookClient  # noqa: E402
 
 from course.notebook import cells  # noqa: E402
-from course.tools.demo import wrong_answers  # noqa: E402
+from course.fixtures.wrong import first_wrong_answers  # noqa: E402
 from course.grading.gradebooks import cell_scores  # noqa: E402
 from course.notebook.nbgrader import run_nbgrader, scratch_course, submit  # noqa: E402
 from course.checkout import Course  # noqa: E402
@@ -84,7 +84,7 @@ def make_class(course: Course, folder: Path, min_submissions: int) -> list[tuple
         half = dict(list(answers.items())[: max(1, len(answers) // 2)])
         versions = {"full": with_answers(release, answers), "half": with_answers(release, half),
                     "blank": release,
-                    "wrong": with_answers(release, answers | wrong_answers(course, assignment))}
+                    "wrong": with_answers(release, answers | first_wrong_answers(course, assignment))}
         for k in range(per):
             kind = KINDS[k % len(KINDS)]
             student = f"{kind}{k // len(KINDS) or ''}"

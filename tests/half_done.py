@@ -1,7 +1,7 @@
 """A student's notebook half done: what the walk-through tests (browser, nbclient) run.
 
 Exercises 1, 3, 5, ... are answered with the reference solution, except the last of them, which
-gets the first wrong answer kept in tests/wrong_answers/ (where it has one); the others are left
+gets the first wrong answer kept in fixtures/wrong_answers/ (where it has one); the others are left
 untouched, as released.
 """
 

@@ -1,6 +1,6 @@
 """What `course grade` reports of a submission, read from its autograded notebook (course.grading.present.run_problems),
 on notebooks made here: one line per problem, in today's words (the report's lines are matched by TAs and by
-tests/bad_submissions/), and none for a wrong answer, which the score already shows."""
+fixtures/bad_submissions/), and none for a wrong answer, which the score already shows."""
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook, new_output

@@ -1,6 +1,6 @@
-"""`course grade` on one class: honest submissions and every bad one in tests/bad_submissions/, one batch.
+"""`course grade` on one class: honest submissions and every bad one in fixtures/bad_submissions/, one batch.
 
-The honest students are the ones tests/grading_support.py grades with plain `nbgrader
+The honest students are the ones course.fixtures.wrong grades with plain `nbgrader
 autograde` (reference answers, the untouched release, the first wrong answers), so that
 their grades here can be compared cell by cell with nbgrader's own, at no extra cost: the
 tests share that run by staying in its xdist group.
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from bad_submissions._recipes import all_bad, matches, report_lines, submit_bad
+from course.fixtures.bad import all_bad, matches, report_lines, submit_bad
 from grading_support import COURSE, secret_lines, shown_lines, wrong_answers
 from grading_support import grade as plain_nbgrader
 
@@ -31,7 +31,7 @@ from course.fixtures import reference_answers, with_answers
 
 ASSIGNMENT = "01_tensors_devices"
 HONEST = ("reference", "untouched", "wrong0")
-BAD = all_bad()
+BAD = all_bad(COURSE)
 GROUP = pytest.mark.xdist_group(ASSIGNMENT)     # shares grading_support.grade(ASSIGNMENT) with test_autograde.py
 pytestmark = [pytest.mark.sandbox, pytest.mark.e2e]
 

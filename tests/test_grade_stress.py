@@ -1,4 +1,4 @@
-"""Stress: every hostile submission in tests/bad_submissions/, each followed on the same worker by an honest
+"""Stress: every hostile submission in fixtures/bad_submissions/, each followed on the same worker by an honest
 one, graded twice over: every honest submission gets full marks every time and is never reported.
 
 The hostile code is what each recipe runs in its kernel (its answers and extra cells, each in a cell of its
@@ -11,7 +11,9 @@ order of the names: hostile, honest, hostile, honest, ...
 import os
 
 import pytest
-from bad_submissions._recipes import all_bad
+from grading_support import COURSE
+
+from course.fixtures.bad import all_bad
 from test_grade_mechanics import CORRECT, MINI, _scores, hand_in, mini_course
 
 from course.grading.batch import grade
@@ -21,7 +23,7 @@ from course.grading.sandbox.policy import Limits
 ROUNDS = 2
 # The sleeping processes leaves_processes.py starts, renamed here so that the test finds only its own.
 SLEEP, OWN_SLEEP = '["sleep", "120"]', '["sleep", "314.159"]'
-HOSTILE = [bad for bad in all_bad() if any(kind in ("after", "replace") for kind, _, _ in bad.sections)]
+HOSTILE = [bad for bad in all_bad(COURSE) if any(kind in ("after", "replace") for kind, _, _ in bad.sections)]
 pytestmark = [pytest.mark.xdist_group("grade-stress"), pytest.mark.sandbox, pytest.mark.e2e]
 
 

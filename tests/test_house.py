@@ -66,3 +66,15 @@ def test_each_package_says_what_it_is_for():
     for name, path in _modules().items():
         if path.name == "__init__.py":
             assert ast.get_docstring(ast.parse(path.read_text())), f"{name} has no docstring"
+
+
+def test_no_product_code_reads_the_tests_folder():
+    """`course demo`, `course compat` and the benchmark load fixtures through course.fixtures, never from tests/."""
+    readers = []
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in ("tests", "tests/") \
+                    or isinstance(node, ast.Import) and any(a.name.split(".")[0] == "grading_support" for a in node.names) \
+                    or isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "grading_support":
+                readers.append(f"{name}:{node.lineno}")
+    assert not readers, readers

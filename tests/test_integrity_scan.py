@@ -1,11 +1,11 @@
 """Unit tests of course.grading.integrity.suspicious_code, the static scan behind the report's "looks like tampering".
 
 It must name what a cheating cell does, and stay quiet on honest work: every reference
-answer and every realistic wrong answer in tests/wrong_answers/ (a TA reads each flag).
+answer and every realistic wrong answer in fixtures/wrong_answers/ (a TA reads each flag).
 """
 
 import pytest
-from grading_support import COURSE
+from grading_support import COURSE, wrong_answers
 
 from course.notebook import cells
 
@@ -80,6 +80,6 @@ def test_a_cells_own_variable_is_not_the_history():
 @pytest.mark.parametrize("assignment", COURSE.assignments())
 def test_quiet_on_honest_answers(assignment):
     answers = reference_answers(cells.read(COURSE.source_notebook(assignment)))
-    wrong = {p.name: p.read_text() for p in (COURSE.root / "tests" / "wrong_answers" / assignment).glob("*.py")}
+    wrong = {w.path.name: w.code for w in wrong_answers(assignment)}
     flagged = {name: integrity.suspicious_code(code) for name, code in (answers | wrong).items()}
     assert not {name: why for name, why in flagged.items() if why}

@@ -12,7 +12,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from bad_submissions._recipes import BadSubmission, load, report_lines, submit_bad
+from course.fixtures.bad import BadSubmission, load, report_lines, submit_bad
 from grading_support import COURSE
 
 from course.notebook import cells

@@ -1,8 +1,8 @@
 """`course grade` decides every test cell outside the student's kernel (course/verdicts.py) and still gives
 plain `nbgrader autograde`'s scores, cell by cell, for every honest and every wrong answer in tests/.
 
-The submissions are the very ones tests/grading_support.py grades with plain nbgrader (reference,
-reference without the demonstrations, untouched release, and every wrong answer of tests/wrong_answers/),
+The submissions are the very ones course.fixtures.wrong grades with plain nbgrader (reference,
+reference without the demonstrations, untouched release, and every wrong answer of fixtures/wrong_answers/),
 so each assignment's plain run is shared with test_autograde.py by staying in its xdist group.
 """
 

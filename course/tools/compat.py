@@ -4,8 +4,8 @@ Outside (`compat`): make or reuse `build/compat/<version>/venv`, install that to
 the CUDA one, which runs on a CPU) with every other pinned requirement and this checkout
 (editable), check where torch came from and that every pin holds, then run the inside part with
 the venv's Python. Inside (`check_here`): the same grading the test suite does
-(tests/grading_support.py: a real `nbgrader autograde` of the reference answers, the untouched
-release and the wrong answers of tests/wrong_answers/, a sample of them when asked); the
+(course.fixtures.wrong: a real `nbgrader autograde` of the reference answers, the untouched
+release and the wrong answers of fixtures/wrong_answers/, a sample of them when asked); the
 reference submission is the whole reference notebook, so every one of its cells must also have run
 without error. Kernels are the venv's own.
 """
@@ -156,8 +156,7 @@ def check_here(course: Course, version: str, assignments: list[str], sample: int
     """Grade and run every assignment with this Python's torch; print a summary; 0 when all held."""
     import torch
 
-    sys.path.insert(0, str(course.root / "tests"))
-    from grading_support import grade
+    from course.fixtures.wrong import grade
 
     failures = [f"setup: {p}" for p in _installed_problems(course, version)]
     summary = []
@@ -166,7 +165,7 @@ def check_here(course: Course, version: str, assignments: list[str], sample: int
     for assignment in assignments:
         start = time.perf_counter()
         say(f"  {assignment}: autograding ...", flush=True)
-        graded = grade(assignment, wrong_per_exercise=sample)
+        graded = grade(course, assignment, wrong_per_exercise=sample)
         score, most = graded.total("reference")
         lean, lean_most = graded.total("reference_lean")
         untouched, _ = graded.total("untouched")

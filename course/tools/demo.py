@@ -3,7 +3,7 @@
 For every assignment in source/, three students hand in: `ada` the reference answers,
 `ben` the first half of them, `cy` the release untouched. Five more hand in one bad
 notebook each, spread over the assignments: `eve` gives realistic wrong answers
-(tests/wrong_answers/) and replaces the checks the tests use, `fay` tries to read
+(fixtures/wrong_answers/) and replaces the checks the tests use, `fay` tries to read
 the hidden tests, write the gradebook and reach the network, `gus` loops forever, `hal`
 kills its kernel with os._exit, `ivy` hands in a file that is not JSON. The demo folder
 is made afresh each time, as a class a TA opens in formgrader as it is (`jupyter lab` in it):
@@ -23,6 +23,7 @@ import nbformat
 
 from course.checkout import Course
 from course.fixtures import reference_answers, with_answers
+from course.fixtures.wrong import first_wrong_answers
 from course.grading import gradebooks
 from course.grading.batch import grade
 from course.grading.contract import GradeOptions
@@ -98,7 +99,7 @@ def make_demo_class(course: Course, folder: Path, assignments: list[str] | None 
         answers = reference_answers(cells.read(course.source_notebook(assignment)))
         full = with_answers(release, answers)
         if student == "eve":
-            wrong = with_answers(release, answers | wrong_answers(course, assignment))
+            wrong = with_answers(release, answers | first_wrong_answers(course, assignment))
             _submit(folder, student, assignment, _insert_after_setup(wrong, [cheat_cell()]))
         elif student == "fay":
             _submit(folder, student, assignment, _insert_after_setup(full, snoop_cells(course, assignment)))
@@ -153,14 +154,6 @@ def _submit(folder: Path, student: str, assignment: str, nb) -> None:
     path = ClassDir(folder).submitted(student, assignment) / f"{assignment}.ipynb"
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, str(path))
-
-
-def wrong_answers(course: Course, assignment: str) -> dict[str, str]:
-    """The first realistic wrong answer of each exercise kept in tests/wrong_answers/, if any."""
-    found: dict[str, str] = {}
-    for path in sorted((course.root / "tests" / "wrong_answers" / assignment).glob("*__*.py")):
-        found.setdefault(path.name.split("__")[0], path.read_text())
-    return found
 
 
 def _insert_after_setup(nb, sources: list[str]):

@@ -1,5 +1,5 @@
 # Wrong answers that the fixtures share (`# %% answers wrong` in a fixture stands for all of them), so that
-# many fixtures share one "answers alone" twin. Each is a realistic mistake from tests/wrong_answers/ that
+# many fixtures share one "answers alone" twin. Each is a realistic mistake from fixtures/wrong_answers/ that
 # raises nothing in the tests (a cheat that silences the checks can then earn every point).
 # %% replace broadcast_shape
 def broadcast_shape(shape_a, shape_b):
