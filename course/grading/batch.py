@@ -159,8 +159,6 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
         problems = dict(stored_problems)
         graded, per_job, ungraded = [], {}, {}
         if jobs:
-            # Beside the first submissions, not before them; nothing is recorded before it passed.
-            check = Preflight(course, sorted(templates), templates, sandbox, tmp / "preflight", threads=pool.threads)
             progress = Progress(len(jobs), say)
             by_job = {id(job): (digest, marker) for job, digest, marker in jobs}
             hard_limit = options.limits.notebook_timeout * max_notebooks(templates) + 300
@@ -213,6 +211,8 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                 progress.finished(job, result)
                 return None
 
+            # Beside the first submissions, not before them; nothing is recorded before it passed.
+            check = Preflight(course, sorted(templates), templates, sandbox, tmp / "preflight", threads=pool.threads)
             try:
                 pool.run([job for job, _, _ in jobs], hard_limit, on_start=progress.started, on_result=on_result)
                 check.wait()

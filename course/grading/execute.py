@@ -65,11 +65,11 @@ from course.grading.contract import (
     answers_prefix,
     error_output,
 )
-from course.grading.kernel.snippets import FREE_FRAMES_NEAR_LIMIT, REAP
+from course.grading.kernel.snippets import FREE_FAILED_FRAMES, REAP
 from course.grading.sandbox.host import oom_kills, release_folder
 from course.grading.sandbox.kernel import kernel_manager_for
 from course.grading.sandbox.policy import Sandbox
-from course.grading.sandbox.processes import kill_strays
+from course.grading.sandbox.processes import kill_strays, stray_processes
 from course.grading.verdicts.connection import AnswerTimeout, KernelGone
 from course.grading.verdicts.judge import load_code, serve_code
 from course.grading.verdicts.zygote import JudgeFailed, judge_for, utf8_prefix
@@ -256,10 +256,12 @@ class GuardedExecute(Execute):
         if not errors:
             return
         names = {e.get("ename") for e in errors}
-        if names & {*PROCESS_LIMIT_ERRORS, OUTPUT_LOST}:
-            # A fork bomb's children are copies of this kernel holding its sockets and the
-            # process budget (lost output is their doing too): end them, the kernel carries on.
-            launcher = getattr(getattr(self.km, "provisioner", None), "pid", None)
+        launcher = getattr(getattr(self.km, "provisioner", None), "pid", None)
+        left = len(stray_processes(launcher)) if launcher else 0
+        if names & {*PROCESS_LIMIT_ERRORS, OUTPUT_LOST} or left >= self._sandbox.limits.processes // 2:
+            # A fork bomb's children are copies of this kernel holding its sockets and the process
+            # budget (lost output is their doing too; the failing call may as well have been a thread's
+            # start): end them, the kernel carries on.
             stopped = kill_strays(launcher) if launcher else 0
             if stopped:
                 self._record({"kind": PROCESSES_STOPPED, "cell": index + 1, "count": stopped})
@@ -272,8 +274,9 @@ class GuardedExecute(Execute):
                 cell.outputs.append(self._died("the kernel died after this cell hit the process limit"))
                 self._recover(index)
         # IPython keeps the failed cell's finished frames (for %debug and its tracebacks), and so the memory it
-        # grabbed: near the cap every later cell would fail. The kernel measures what it holds and empties them.
-        run_sync(self._async_quiet)(FREE_FRAMES_NEAR_LIMIT)
+        # grabbed: near the cap every later cell would fail. The kernel empties them (and, when it still holds
+        # over half its limit, every finished frame).
+        run_sync(self._async_quiet)(FREE_FAILED_FRAMES)
 
     # -- test cells outside the kernel -----------------------------------------------------------
 

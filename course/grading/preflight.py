@@ -75,10 +75,14 @@ class Preflight:
                 "templates": {a: str(p) for a, p in templates.items()}, "scratch": str(scratch), "threads": threads}
         self._proc = subprocess.Popen([sys.executable, "-m", "course.grading.preflight"], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, text=True)
-        self._proc.stdin.write(json.dumps(spec))
-        self._proc.stdin.close()
         self._stopped: str | None = None
         self._done = False
+        try:
+            self._proc.stdin.write(json.dumps(spec))
+            self._proc.stdin.close()
+        except BaseException:       # it died at once, or Ctrl-C: nothing of it may outlive this
+            self.close()
+            raise
 
     def wait(self) -> None:
         """Return once the setup cells ran in the sandbox; raise GradingStopped when they did not."""

@@ -21,6 +21,7 @@ def _course_free_frames():
     import gc
     import inspect
     import types
+    from builtins import RuntimeError, isinstance     # the notebook's globals may shadow builtins
     suspended = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
     for frame in [o for o in gc.get_objects() if isinstance(o, types.FrameType)]:
         if not frame.f_code.co_flags & suspended:
@@ -32,10 +33,28 @@ def _course_free_frames():
     gc.collect()
 
 
-def _course_free_frames_near_limit():
-    """Free finished frames when this process holds more than half of what RLIMIT_DATA lets it (a failed cell
-    that filled memory): measured here, after any failed cell, rather than guessed from an error's message."""
+def _course_free_failed_frames():
+    """After a failed cell: free what the frames of its traceback hold (the exception it raised and those it was
+    raised during), whatever their size; then, when the process still holds more than half of what RLIMIT_DATA
+    lets it, every finished frame (`_course_free_frames`, a sweep of the heap: only then)."""
     import resource
+    import sys
+    from builtins import BaseException, RuntimeError, getattr, id, int, isinstance, next, open, set
+    seen, failed = set(), [getattr(sys, "last_value", None)]
+    while failed:
+        error = failed.pop()
+        if not isinstance(error, BaseException) or id(error) in seen:
+            continue
+        seen.add(id(error))
+        failed += [error.__context__, error.__cause__]
+        tb = error.__traceback__
+        while tb is not None:
+            try:
+                tb.tb_frame.clear()
+                tb.tb_frame.f_locals  # noqa: B018 - re-syncs the locals dict IPython's traceback made
+            except RuntimeError:    # still running
+                pass
+            tb = tb.tb_next
     limit = resource.getrlimit(resource.RLIMIT_DATA)[0]
     with open("/proc/self/status") as f:
         held = next((int(line.split()[1]) * 1024 for line in f if line.startswith("VmData:")), 0)
@@ -52,4 +71,4 @@ def call_once(function, *needs) -> str:
 
 REAP = call_once(_course_reap)
 FREE_FRAMES = call_once(_course_free_frames)
-FREE_FRAMES_NEAR_LIMIT = call_once(_course_free_frames_near_limit, _course_free_frames)
+FREE_FAILED_FRAMES = call_once(_course_free_failed_frames, _course_free_frames)
