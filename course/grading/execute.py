@@ -33,7 +33,6 @@ import json
 import math
 import os
 import shutil
-import socket
 import tempfile
 from pathlib import Path
 from queue import Empty
@@ -48,7 +47,6 @@ from traitlets import Dict, Integer, List, Unicode, default
 from course.grading.contract import (
     EVENTS_FILE,
     JUDGE_FAILED,
-    JUDGE_STOPPED,
     KERNEL_DIED,
     KERNEL_OUT_OF_MEMORY,
     KERNEL_START,
@@ -65,26 +63,18 @@ from course.grading.contract import (
     answers_prefix,
     error_output,
 )
+from course.grading.judged_cells import QUIET_TIMEOUT, JudgedCells, byte_size
 from course.grading.kernel.snippets import FREE_FAILED_FRAMES, REAP
 from course.grading.sandbox.host import oom_kills, release_folder
 from course.grading.sandbox.kernel import kernel_manager_for
 from course.grading.sandbox.policy import Sandbox
 from course.grading.sandbox.processes import kill_strays, stray_processes
-from course.grading.verdicts.connection import AnswerTimeout, KernelGone
-from course.grading.verdicts.judge import load_code, serve_code
+from course.grading.verdicts.judge import load_code
 from course.grading.verdicts.zygote import JudgeFailed, judge_for, utf8_prefix
 from course.notebook import cells
 
-# Seconds a quiet request or the start of a test may take; a kernel slower than this is not answering.
-_QUIET_TIMEOUT = 20
 
-
-def _size(text) -> int:
-    """Bytes, not characters: a million emoji are four million bytes of notebook."""
-    return len(text.encode("utf-8", "surrogatepass")) if type(text) is str else 0
-
-
-class GuardedExecute(Execute):
+class GuardedExecute(JudgedCells, Execute):
     """nbgrader's Execute with a sandboxed kernel and the protections listed in the module docstring."""
 
     sandbox_json = Unicode("", help="course.grading.sandbox.Sandbox.to_json(); empty: nbgrader's own kernel").tag(config=True)
@@ -278,97 +268,11 @@ class GuardedExecute(Execute):
         # over half its limit, every finished frame).
         run_sync(self._async_quiet)(FREE_FAILED_FRAMES)
 
-    # -- test cells outside the kernel -----------------------------------------------------------
-
-    def _test_outside(self, cell, index: int):
-        """Run test `cell` here (course.grading.verdicts.judge), the notebook's names served by the kernel."""
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", f"cell {index + 1}")
-        path = self._answers / "s"
-        path.unlink(missing_ok=True)
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            listener.bind(str(path))
-            os.chmod(path, 0o777)       # the kernel runs as a uid of its own (the folder is the grader's alone)
-            listener.listen(1)
-            msg_id = self.kc.execute(serve_code(str(path)), silent=False, store_history=False, allow_stdin=False,
-                                     stop_on_error=False)
-            deadline = monotonic() + self._cell_timeout(cell)
-            listener.settimeout(min(_QUIET_TIMEOUT, max(1.0, deadline - monotonic())))
-            try:
-                sock, _ = listener.accept()
-            except socket.timeout:
-                sock = None
-        finally:
-            listener.close()
-            path.unlink(missing_ok=True)
-        if sock is None:
-            outputs, failure = [], KernelGone("the kernel did not start serving the test")
-        else:
-            with sock:
-                try:
-                    if self._judge is None:
-                        self._judge = self._judge_server.open_notebook()
-                except JudgeFailed as error:     # it could not start: the grader's failure
-                    raise self._infrastructure(JUDGE_FAILED, f"{grade_id}: {error}") from error
-                try:
-                    outputs, failure = self._judge.run(cell.source, f"<test cell {grade_id}>", sock,
-                                                       max(1.0, deadline - monotonic()))
-                except JudgeFailed as error:
-                    # A judge that was ready and fails on this test failed on what the kernel answered: the
-                    # cell fails; the next test cell gets a fresh judge (names earlier tests made are gone).
-                    self._judge = None
-                    outputs, failure = [error_output(JUDGE_STOPPED, f"the judge stopped on this test's answers "
-                                                                    f"({error})")], None
-        if isinstance(failure, AnswerTimeout):
-            run_sync(self.km.interrupt_kernel)()
-        printed = run_sync(self._async_printed)(msg_id, index, timeout=_QUIET_TIMEOUT)
-        cell.outputs = printed + outputs
-        cell.execution_count = None
-        self._note_dropped(cell, index)
-        if failure is not None:
-            if isinstance(failure, AnswerTimeout):
-                cell.outputs.append(error_output("CellTimeoutError", f"the test ran past its {self.timeout} s: "
-                                                                     f"{failure}"))
-            else:
-                cell.outputs.append(self._died(f"{failure} (os._exit, a crash, or a resource limit)"))
-            if not self._responsive():
-                self._recover(index)
-        return cell, self.resources
-
-    async def _async_printed(self, msg_id: str, index: int, timeout: float) -> list:
-        """What the student's code printed while serving the test (streams only: no result, no error,
-        nothing nbgrader would score), until the kernel is idle again."""
-        printed: list = []
-        deadline = monotonic() + timeout
-        used = 0
-        while monotonic() < deadline:
-            try:
-                msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=min(1.0, deadline - monotonic())))
-            except Empty:
-                if not await ensure_async(self.kc.is_alive()):
-                    break
-                continue
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            if msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle":
-                break
-            if msg["msg_type"] == "stream":
-                text = msg["content"].get("text", "")
-                size, room = _size(text), self.output_per_cell - used
-                if size > room:
-                    self._dropped[index] = self._dropped.get(index, 0) + size - max(room, 0)
-                    text = utf8_prefix(text, max(room, 0))
-                used += _size(text)
-                if text:
-                    printed.append(NotebookNode(output_type="stream", name=msg["content"].get("name", "stdout"),
-                                                text=text))
-        return printed
-
     def _responsive(self) -> bool:
         return run_sync(self._async_quiet)("pass") is not None
 
     async def _async_quiet(self, code: str, expressions: dict | None = None, silent: bool = True,
-                           timeout: float = _QUIET_TIMEOUT) -> dict | None:
+                           timeout: float = QUIET_TIMEOUT) -> dict | None:
         """Run `code` without history or recorded output; the reply's content, or None if none came."""
         if self.kc is None:
             return None
@@ -431,7 +335,7 @@ class GuardedExecute(Execute):
         msg_type = msg["msg_type"]
         if msg_type in ("stream", "display_data", "execute_result", "update_display_data"):
             content = msg["content"]
-            size = _size(content.get("text", "")) + len(json.dumps(content.get("data", {})))     # ASCII-escaped
+            size = byte_size(content.get("text", "")) + len(json.dumps(content.get("data", {})))     # ASCII-escaped
             used = self._output_bytes.get(cell_index, 0)
             room = self.output_per_cell - used
             if size > room:
