@@ -24,15 +24,22 @@ changes no counter. What a student may rely on:
   device's own, in `torch.cuda` and `torch.cuda.memory`, so that such code runs on any machine.
 - `gpu.calls`: what was asked of it, in order ("synchronize", "reset", "kernel", ...).
 - `PretendCUDA(available=False)`: a machine without CUDA, as PyTorch's CPU build behaves there:
-  `is_available()` is False, `device_count()` 0, the memory counters read 0, and
-  `synchronize`, `reset_peak_memory_stats`, `current_device` and `current_stream` fail with an
-  AssertionError (not the RuntimeError a careful function raises itself).
+  `is_available()` is False, `device_count()` 0, the memory counters read 0,
+  `synchronize`, `current_device` and `current_stream` fail with an AssertionError and
+  `reset_peak_memory_stats` with an AttributeError (not the RuntimeError a careful function
+  raises itself).
+- `on_pretend_gpu(obj)`: a tensor, or a module's parameters and buffers, as they would be after
+  `.to("cuda")`: their `.device` says `cuda:0` (`.is_cuda` True, `.get_device()` 0), their
+  numbers stay on the CPU (`LooksOnCUDA`). What is computed from them is a plain CPU tensor; `.to`
+  or `.cuda()` towards CUDA keeps them as they are. With a `PretendCUDA` installed, code that takes
+  autocast's device type from such data runs CUDA autocast (its CPU kernels are not cast).
 """
 
 import contextlib
 from unittest import mock
 
 import torch
+from torch import nn
 
 from .notebook_state import asks_notebook
 
@@ -78,6 +85,9 @@ class PretendCUDA:
     def _need(self, what: str) -> None:
         self.calls.append(what)
         if not self.available:
+            if what == "reset":   # the CPU build has no such counter to reset
+                raise AttributeError("module 'torch._C' has no attribute '_cuda_resetPeakMemoryStats' "
+                                     "(pretend CUDA: this machine has none)")
             raise AssertionError("Torch not compiled with CUDA enabled (pretend CUDA: this machine has none)")
 
     # What work does to the allocator (the host side), not a torch.cuda function.
@@ -188,3 +198,63 @@ class Kernel:
 
 def nothing() -> None:
     """Work that does nothing."""
+
+
+def _towards_cuda(value) -> bool:
+    return (isinstance(value, torch.device) and value.type == "cuda") or (isinstance(value, str) and value.startswith("cuda"))
+
+
+class LooksOnCUDA(torch.Tensor):
+    """A CPU tensor whose `.device` says cuda:0: data on a pretend GPU (see `on_pretend_gpu`)."""
+
+    _KEEP = (torch.Tensor.detach, torch.Tensor.new_empty, torch.Tensor.clone)   # copies of the data: still on it
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        owner = getattr(func, "__self__", None)
+        if owner is torch.Tensor.device:
+            return torch.device("cuda", 0)
+        if owner is torch.Tensor.is_cuda:
+            return True
+        if func is torch.Tensor.get_device:
+            return 0
+        if func is torch.Tensor.__deepcopy__:
+            return _deepcopy(*args)
+        if func is torch.Tensor.cuda:
+            return args[0]
+        if func is torch.Tensor.to:
+            if any(_towards_cuda(a) for a in args[1:]) or _towards_cuda(kwargs.get("device")):
+                args = tuple("cpu" if _towards_cuda(a) else a for a in args)
+                kwargs = {k: ("cpu" if _towards_cuda(v) else v) for k, v in kwargs.items()}
+                with torch._C.DisableTorchFunctionSubclass():
+                    return func(*args, **kwargs).as_subclass(cls)
+        with torch._C.DisableTorchFunctionSubclass():
+            out = func(*args, **kwargs)
+        return out.as_subclass(cls) if func in cls._KEEP else out
+
+
+def _deepcopy(tensor, memo):
+    if id(tensor) not in memo:
+        with torch._C.DisableTorchFunctionSubclass():
+            data = tensor.detach().clone().as_subclass(LooksOnCUDA)
+        copied = nn.Parameter(data, tensor.requires_grad) if getattr(tensor, "_is_param", False) \
+            else data.requires_grad_(tensor.requires_grad)
+        if tensor.grad is not None:
+            copied.grad = tensor.grad.clone()
+        memo[id(tensor)] = copied
+    return memo[id(tensor)]
+
+
+def on_pretend_gpu(obj):
+    """A tensor as a `LooksOnCUDA`; a module with its parameters and buffers made so, in place (returned)."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().as_subclass(LooksOnCUDA).requires_grad_(obj.requires_grad)
+    for module in obj.modules():
+        for name, p in module._parameters.items():
+            if p is not None:
+                module._parameters[name] = nn.Parameter(p.detach().as_subclass(LooksOnCUDA), p.requires_grad)
+        for name, b in module._buffers.items():
+            if b is not None:
+                module._buffers[name] = b.as_subclass(LooksOnCUDA)
+    return obj

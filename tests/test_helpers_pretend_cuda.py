@@ -57,9 +57,11 @@ def test_without_cuda_it_behaves_like_the_cpu_build():
     with gpu.installed():
         assert not torch.cuda.is_available() and torch.cuda.device_count() == 0
         assert torch.cuda.max_memory_allocated() == 0 and torch.cuda.memory_stats() == {}
-        for name in ("synchronize", "reset_peak_memory_stats", "current_device", "current_stream"):
+        for name in ("synchronize", "current_device", "current_stream"):
             with pytest.raises(AssertionError, match="CUDA"):
                 getattr(torch.cuda, name)()
+        with pytest.raises(AttributeError, match="cuda"):   # as the real CPU build: no such counter
+            torch.cuda.reset_peak_memory_stats()
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
@@ -102,3 +104,49 @@ def test_what_a_pass_adds_is_the_peak_minus_what_was_held_before_it():
             added[mode] = absolute[mode] - held
     assert added["autocast"] / added["float32"] == 0.5
     assert absolute["autocast"] / absolute["float32"] > 0.9
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU build's behaviour")
+def test_the_cpu_build_fails_as_the_pretend_machine_without_cuda_does():
+    with pytest.raises(AttributeError):
+        torch.cuda.reset_peak_memory_stats()
+    with pytest.raises(AssertionError, match="CUDA"):
+        torch.cuda.synchronize()
+
+
+def test_data_on_a_pretend_gpu_reports_cuda_and_computes_on_the_cpu():
+    import copy
+    import pickle
+
+    from torch import nn
+
+    from helpers.pretend_cuda import LooksOnCUDA, on_pretend_gpu
+
+    x = on_pretend_gpu(torch.randn(4, 3))
+    assert (x.device, x.is_cuda, x.get_device()) == (torch.device("cuda", 0), True, 0)
+    assert type(x.to("cuda")) is LooksOnCUDA and type(x.cuda()) is LooksOnCUDA and type(x.to(x.device)) is LooksOnCUDA
+    model = on_pretend_gpu(nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2)))
+    assert {p.device.type for p in model.parameters()} == {"cuda"} == {b.device.type for b in model.buffers()}
+    assert all(isinstance(p, nn.Parameter) for p in model.parameters())
+    out = model(x)
+    assert type(out) is torch.Tensor and out.device.type == "cpu"      # what is computed from it is plain
+    out.sum().backward()
+    torch.optim.SGD(model.parameters(), lr=0.1).step()
+    assert type(pickle.loads(pickle.dumps(x))) is LooksOnCUDA and type(copy.deepcopy(model)[0].weight) is LooksOnCUDA
+
+
+def test_autocast_takes_the_device_type_of_data_on_a_pretend_gpu():
+    from helpers.pretend_cuda import on_pretend_gpu
+    from helpers.probes_memory import AutocastProbe
+
+    def forward(model, x, device_type):
+        with torch.autocast(device_type=device_type, dtype=torch.float16):
+            model(x)
+
+    for take, expected in ((lambda m, x: x.device.type, (True, torch.float16)),
+                           (lambda m, x: next(m.parameters()).device.type, (True, torch.float16)),
+                           (lambda m, x: "cpu", (False, torch.float16))):   # written in: CUDA autocast stays off
+        model, x = on_pretend_gpu(AutocastProbe()), on_pretend_gpu(torch.randn(8, 4))
+        PretendCUDA().run(forward, model, x, take(model, x))
+        assert model.seen == [expected]
+    assert not torch.is_autocast_enabled("cuda") and not torch.is_autocast_enabled("cpu")
