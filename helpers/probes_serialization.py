@@ -11,9 +11,12 @@ model the way an exercise asks (the tests call the student's functions for that)
     on_cpu_only_machine("load_weights of a GPU checkpoint", load_weights, model, gpu_file, "cpu")
     ran = payload_runs(model.state_dict(), load_weights, model, TRAP, "cpu")
     result, restores = spy_cuda_rng(load_checkpoint, path, model, optimizer, scheduler, "cpu")
+    check_moved_before_optimizer(restore_order(load_checkpoint, path, model, optimizer, scheduler, "cpu"), "...")
+    devices = rng_state_devices(load_checkpoint)      # ["cpu"] when the RNG state went through .cpu()
 
-The last three run the function they are given in the process where the notebook runs (see
-helpers/notebook_state.py), where a payload would run and torch.cuda is what the code sees.
+The probes that take a function (on_cpu_only_machine, payload_runs, spy_cuda_rng, restore_order,
+rng_state_devices) run it in the process where the notebook runs (see helpers/notebook_state.py),
+where a payload would run and torch.cuda is what the code sees.
 """
 
 import builtins
@@ -160,3 +163,105 @@ def check_moved(moves: list, device, what: str) -> None:
     got = moves[-1] if moves else "no move (the model stays where it was: call model.to(device))"
     if got != expected:
         raise AssertionError(f"the device the model was last moved to by {what}: expected {expected}, got {got}")
+
+
+@asks_notebook
+def restore_order(fn, *args) -> list:
+    """What `fn(*args)` did, in order: "move" for each `.to(...)`, `.cuda()` or `.cpu()` of a module and
+    "optimizer" for each `optimizer.load_state_dict(...)` (both recorded, then done as usual)."""
+    events = []
+
+    def noting(event, method):
+        def noted(self, *a, **k):
+            events.append(event)
+            return method(self, *a, **k)
+        return noted
+
+    with mock.patch.object(nn.Module, "to", noting("move", nn.Module.to)), \
+            mock.patch.object(nn.Module, "cuda", noting("move", nn.Module.cuda)), \
+            mock.patch.object(nn.Module, "cpu", noting("move", nn.Module.cpu)), \
+            mock.patch.object(torch.optim.Optimizer, "load_state_dict",
+                              noting("optimizer", torch.optim.Optimizer.load_state_dict)):
+        fn(*args)
+    return events
+
+
+def check_moved_before_optimizer(events: list, what: str) -> None:
+    """In `restore_order`'s record, the model was moved before the optimizer's state was loaded."""
+    if "optimizer" in events and "move" in events and events.index("move") > events.index("optimizer"):
+        raise AssertionError(f"the order of model.to(device) and optimizer.load_state_dict in {what}: expected the "
+                             "model moved first, got the optimizer's state loaded first (load_state_dict puts each "
+                             "state tensor on the device of its parameter as it is then, so it must be loaded onto "
+                             "the model's final device)")
+
+
+def _state_on_pretend_gpu(tensor):
+    """`tensor` as a `LooksOnCUDA` (its .device says cuda:0) whose `.cpu()` or `.to("cpu")` gives a plain CPU
+    tensor, as a real copy off the GPU does (a real one cannot be told apart by where it is: only by .device)."""
+    from helpers.pretend_cuda import LooksOnCUDA
+
+    class StateOnPretendGPU(LooksOnCUDA):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            to_cpu = func is torch.Tensor.cpu or (func is torch.Tensor.to and any(
+                (isinstance(a, (str, torch.device)) and torch.device(a).type == "cpu")
+                for a in (*args[1:], kwargs.get("device"))))
+            if to_cpu:
+                with torch._C.DisableTorchFunctionSubclass():
+                    return func(*args, **kwargs).as_subclass(torch.Tensor).clone()
+            return super().__torch_function__(func, types, args, kwargs)
+
+    return tensor.detach().as_subclass(StateOnPretendGPU)
+
+
+@asks_notebook
+def rng_state_devices(fn) -> list:
+    """The devices of the states `fn(path, model, optimizer, scheduler, "cuda")` handed to torch.set_rng_state,
+    on a pretend one-GPU machine where torch.load (map_location="cuda") gives the checkpoint's 'rng' on the GPU.
+
+    The model's parameters look as if on the GPU already, the optimizer has no state yet, the GPU generators'
+    restores only count; torch.set_rng_state refuses a state not on the CPU as PyTorch does (TypeError), and
+    whatever `fn` raises is ignored (the devices recorded say what happened).
+    """
+    from helpers.pretend_cuda import on_pretend_gpu
+
+    rng = torch.get_rng_state()         # saved in the file, and the generator's state again afterwards
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+    path = scratch_file("gpu_rng_checkpoint.pt")
+    saved_optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    torch.save({"epoch": 0, "model": model.state_dict(), "optimizer": saved_optimizer.state_dict(),
+                "scheduler": torch.optim.lr_scheduler.StepLR(saved_optimizer, step_size=2).state_dict(),
+                "rng": rng, "cuda_rng": [rng.clone()]}, path)
+    on_pretend_gpu(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2)
+    real_load, real_set, devices = torch.load, torch.set_rng_state, []
+
+    def load(f, *args, **kwargs):      # where map_location puts it: on the (pretend) GPU
+        args = args[1:] if args else args
+        kwargs.pop("map_location", None)
+        loaded = real_load(f, "cpu", *args, **kwargs)
+        if isinstance(loaded, dict) and isinstance(loaded.get("rng"), torch.Tensor):
+            loaded["rng"] = _state_on_pretend_gpu(loaded["rng"])
+        return loaded
+
+    def set_rng_state(new_state):
+        devices.append(new_state.device.type)
+        if new_state.device.type != "cpu":
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        real_set(new_state)
+
+    try:
+        with mock.patch("torch.cuda.is_available", return_value=True), \
+                mock.patch("torch.cuda.set_rng_state_all"), mock.patch("torch.cuda.set_rng_state"), \
+                mock.patch("torch.load", load), mock.patch("torch.set_rng_state", set_rng_state), \
+                mock.patch("torch.random.set_rng_state", set_rng_state):
+            try:
+                fn(path, model, optimizer, scheduler, "cuda")
+            except Exception:
+                pass
+    finally:
+        real_set(rng)
+        path.unlink(missing_ok=True)
+    return devices

@@ -8,7 +8,8 @@ from torch import nn
 
 from helpers.checkpoints import save_as_if_on_cuda
 from helpers.probes_serialization import (
-    check_moved, check_same_state, TRAP, cpu_only_machine, load_weights_only, payload_runs, record_moves, scratch_file)
+    check_moved, check_moved_before_optimizer, check_same_state, TRAP, cpu_only_machine, load_weights_only, payload_runs,
+    record_moves, restore_order, rng_state_devices, scratch_file)
 
 
 def test_scratch_files_share_one_existing_folder():
@@ -78,3 +79,46 @@ def test_record_moves_notes_every_request_and_keeps_the_model():
         check_moved(moves, "cuda", "f")
     with pytest.raises(TypeError):
         record_moves(nn.Linear(2, 2))
+
+
+def _loader(optimizer_first: bool, through_cpu: bool):
+    def load_checkpoint(path, model, optimizer, scheduler, device):
+        checkpoint = torch.load(path, map_location=device, weights_only=True)
+        if optimizer_first:
+            optimizer.load_state_dict(checkpoint["optimizer"])
+        model.to(device)
+        model.load_state_dict(checkpoint["model"])
+        if not optimizer_first:
+            optimizer.load_state_dict(checkpoint["optimizer"])
+        scheduler.load_state_dict(checkpoint["scheduler"])
+        torch.set_rng_state(checkpoint["rng"].cpu() if through_cpu else checkpoint["rng"])
+        torch.cuda.set_rng_state_all([state.cpu() for state in checkpoint["cuda_rng"]])
+        return checkpoint["epoch"] + 1
+    return load_checkpoint
+
+
+def _checkpoint_file():
+    model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2)
+    torch.save({"epoch": 0, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(), "rng": torch.get_rng_state(), "cuda_rng": []},
+               path := scratch_file("order.pt"))
+    return path, model, optimizer, scheduler
+
+
+def test_restore_order_sees_the_optimizer_loaded_before_the_move():
+    right = restore_order(_loader(False, True), *_checkpoint_file(), "cpu")
+    assert right == ["move", "optimizer"]
+    check_moved_before_optimizer(right, "load_checkpoint")
+    wrong = restore_order(_loader(True, True), *_checkpoint_file(), "cpu")
+    assert wrong == ["optimizer", "move"]
+    with pytest.raises(AssertionError, match="expected the model moved first"):
+        check_moved_before_optimizer(wrong, "load_checkpoint")
+
+
+def test_rng_state_devices_sees_a_state_left_on_the_gpu_and_leaves_the_generator_as_it_was():
+    before = torch.get_rng_state()
+    assert rng_state_devices(_loader(False, True)) == ["cpu"]
+    assert rng_state_devices(_loader(False, False)) == ["cuda"]      # refused as PyTorch does: TypeError, ignored
+    assert torch.equal(torch.get_rng_state(), before)
