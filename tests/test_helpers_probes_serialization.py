@@ -8,8 +8,8 @@ from torch import nn
 
 from helpers.checkpoints import save_as_if_on_cuda
 from helpers.probes_serialization import (
-    check_moved, check_moved_before_optimizer, check_same_state, TRAP, cpu_only_machine, load_weights_only, payload_runs,
-    record_moves, restore_order, rng_state_devices, scratch_file)
+    check_moved, check_moved_before_optimizer, check_same_state, TRAP, cpu_only_machine, load_weights_only,
+    payload_runs, record_moves, restore_order, rng_state_devices, scratch_file)
 
 
 def test_scratch_files_share_one_existing_folder():
