@@ -106,7 +106,8 @@ def test_plain_nbgrader_feedback_would_show_them(klass, tmp_path):
 def test_feedback_for_a_flagged_notebook_waits_for_a_tas_look(klass):
     folder, db_url = klass
     feedback = folder / "feedback" / "cy" / ASSIGNMENT / f"{ASSIGNMENT}.html"
-    gradebooks.record_findings(folder, db_url, ASSIGNMENT, "cy", [(f"{ASSIGNMENT}.ipynb", "cell 3: something odd")])
+    gradebooks.record_findings(folder, db_url, ASSIGNMENT, "cy",
+                               [Problem(f"{ASSIGNMENT}.ipynb", "cell 3: something odd", ProblemKind.CELLS)])
     api = formgrader_api(folder)
     result = api.generate_feedback(ASSIGNMENT, "cy")
     assert not result["success"] and HELD_BACK.split(":")[0] in result["log"]
