@@ -4,6 +4,7 @@ refusing to run without one, resuming a killed run, regrading, the per-notebook 
 import json
 import os
 import shutil
+import site
 import signal
 import subprocess
 import sys
@@ -375,9 +376,13 @@ def test_a_python_environment_under_tmp_can_grade(tmp_path):
     venv = Path(tempfile.mkdtemp(prefix="course-venv-", dir="/tmp"))
     venv.chmod(0o755)       # as `python -m venv` makes it (mkdtemp's folder is private)
     try:
-        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-                       check=True, timeout=120)
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
         python = venv / "bin" / "python3"
+        # It sees this environment's packages whether this is a base Python or itself a virtual environment
+        # (whose --system-site-packages would be the base's, not this one's: setup.sh's .venv on Debian 12).
+        inner = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"],
+                               capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+        Path(inner, "outer.pth").write_text(f"import site; list(map(site.addsitedir, {site.getsitepackages()!r}))\n")
         course = mini_course(tmp_path / "course")
         class_dir = tmp_path / "class"
         hand_in(class_dir, course, "ann", CORRECT)

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
 import sys
 from collections import OrderedDict
+from pathlib import Path
 
 from jinja2 import BytecodeCache
 from nbconvert.exporters import HTMLExporter, TemplateExporter
@@ -180,11 +180,16 @@ class FeedbackExporter(HTMLExporter):
     _compiled = _CompiledTemplates()
 
     def get_prefix_root_dirs(self):
-        # A TA's virtual environment made with --system-site-packages has nbconvert, but its
-        # templates stay in the base Python's share/jupyter, which Jupyter's data path omits.
+        # nbconvert's templates are installed beside nbconvert, in its installation's share/jupyter, which
+        # Jupyter's data path omits when this Python is another environment that reaches nbconvert (a TA's
+        # virtual environment made with --system-site-packages: the base Python's; one chained to another
+        # environment's site-packages: that one's).
         dirs = super().get_prefix_root_dirs()
-        base = os.path.join(sys.base_prefix, "share", "jupyter")
-        return dirs if base in dirs else [*dirs, base]
+        import nbconvert
+
+        installed = Path(nbconvert.__file__).resolve().parents[4]     # <prefix>/lib/pythonX.Y/site-packages/nbconvert
+        extra = [str(p / "share" / "jupyter") for p in (installed, Path(sys.base_prefix))]
+        return [*dirs, *(d for d in dict.fromkeys(extra) if d not in dirs)]
 
     def _create_environment(self):
         environment = super()._create_environment()
