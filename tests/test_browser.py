@@ -10,6 +10,7 @@ test-artifacts/browser/. Skipped, with the reason, where Debian's chromium is mi
 
 import json
 import os
+import platform
 import shutil
 import socket
 import subprocess
@@ -50,6 +51,9 @@ def browser_copy(assignment: str, dest: Path) -> dict[str, str]:
     else changed); returns each exercise's state."""
     shutil.copytree(COURSE.release_dir(assignment), dest / assignment)
     nb, states = half_done(assignment)
+    # The kernel tells JupyterLab its Python's version when it starts, and a notebook built with another
+    # Python's shows as modified then: the student's own doing, not the build's. Here it is this Python's.
+    nb.metadata.setdefault("language_info", {})["version"] = platform.python_version()
     nbformat.write(nb, str(dest / assignment / f"{assignment}.ipynb"))
     return states
 
