@@ -3,10 +3,17 @@
 `DeviceProbe` and `LossProbe`: a model and a loss function that record on which devices their
 inputs and weights were when they were called. The `meta` device stands in for an accelerator:
 moving to it is a real move that needs no GPU.
+
+`without_broadcast_shapes(broadcast_shape, a, b)`: the answer run, where the notebook runs, with
+`torch.broadcast_shapes` refused (the task forbids calling it).
 """
+
+from unittest import mock
 
 import torch
 from torch import nn
+
+from helpers.notebook_state import asks_notebook
 
 
 def _distinct(records: list) -> list:
@@ -70,3 +77,17 @@ class GradModeProbe(nn.Module):
     def forward(self, x):
         self.seen.append(torch.is_grad_enabled())
         return self.linear(x)
+
+
+def _forbidden_broadcast_shapes(*shapes):
+    raise AssertionError("broadcast_shape called torch.broadcast_shapes: the task forbids it (work the rule out "
+                         "yourself; use torch.broadcast_shapes only to check your answer)")
+
+
+@asks_notebook
+def without_broadcast_shapes(fn, *args):
+    """`fn(*args)` with `torch.broadcast_shapes` (and `torch.functional.broadcast_shapes`) raising an
+    AssertionError that says the task forbids calling it; run where the notebook runs."""
+    with mock.patch.object(torch, "broadcast_shapes", _forbidden_broadcast_shapes), \
+            mock.patch("torch.functional.broadcast_shapes", _forbidden_broadcast_shapes):
+        return fn(*args)

@@ -1,5 +1,6 @@
 """helpers.probes_devices: the probes record where their weights and inputs were."""
 
+import pytest
 import torch
 
 from helpers.probes_devices import DeviceProbe, LossProbe
@@ -25,3 +26,18 @@ def test_loss_probe_records_and_returns_a_cpu_number():
     loss_fn(torch.zeros(2, 1, device="meta"), torch.zeros(2, 1))
     assert loss_fn.seen == [{"outputs": "meta", "targets": "cpu"}] * 2
     assert loss_fn.places == [{"outputs": "meta", "targets": "cpu"}]
+
+
+def test_without_broadcast_shapes_refuses_torch_broadcast_shapes_only_inside():
+    from helpers.probes_devices import without_broadcast_shapes
+
+    def calls_torch(a, b):
+        return tuple(torch.broadcast_shapes(a, b))
+
+    def by_hand(a, b):
+        return (max(a[0], b[0]),)
+
+    with pytest.raises(AssertionError, match="the task forbids it"):
+        without_broadcast_shapes(calls_torch, (3,), (1,))
+    assert without_broadcast_shapes(by_hand, (3,), (1,)) == (3,)
+    assert calls_torch((3,), (1,)) == (3,)                     # as it was, outside
