@@ -201,7 +201,8 @@ def nothing() -> None:
 
 
 def _towards_cuda(value) -> bool:
-    return (isinstance(value, torch.device) and value.type == "cuda") or (isinstance(value, str) and value.startswith("cuda"))
+    return ((isinstance(value, torch.device) and value.type == "cuda")
+            or (isinstance(value, str) and value.startswith("cuda")))
 
 
 class LooksOnCUDA(torch.Tensor):
