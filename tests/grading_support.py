@@ -55,7 +55,7 @@ def answer_kernel(folder: Path, notebook: str):
     import subprocess
     import sys
 
-    from course.grading.verdicts.judge import PROTOCOL_SOURCE, SERVER_SOURCE
+    from course.grading.kernel.loading import PROTOCOL_SOURCE, SERVER_SOURCE
 
     path = folder / "answers.sock"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -135,6 +135,14 @@ class InfrastructureFailure(RuntimeError):
         self.kind, self.detail = kind, detail
 
 
+class KernelGone(ConnectionError):
+    """The kernel stopped serving in the middle of a test (it died, or closed the connection)."""
+
+
+class AnswerTimeout(TimeoutError):
+    """The kernel did not answer within the test's time."""
+
+
 GRADER_ERROR = "grader-error"       # the grading code itself raised
 INFRASTRUCTURE_KINDS = (KERNEL_START, SETUP_FAILED, JUDGE_FAILED)
 

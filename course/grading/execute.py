@@ -69,7 +69,7 @@ from course.grading.sandbox.host import oom_kills, release_folder
 from course.grading.sandbox.kernel import kernel_manager_for
 from course.grading.sandbox.policy import Sandbox
 from course.grading.sandbox.processes import kill_strays, stray_processes
-from course.grading.verdicts.judge import load_code
+from course.grading.kernel.loading import load_code
 from course.grading.verdicts.zygote import JudgeFailed, judge_for, utf8_prefix
 from course.notebook import cells
 

@@ -13,9 +13,8 @@ from time import monotonic
 from jupyter_core.utils import ensure_async, run_sync
 from nbformat.notebooknode import NotebookNode
 
-from course.grading.contract import JUDGE_FAILED, JUDGE_STOPPED, error_output
-from course.grading.verdicts.connection import AnswerTimeout, KernelGone
-from course.grading.verdicts.judge import serve_code
+from course.grading.contract import JUDGE_FAILED, JUDGE_STOPPED, AnswerTimeout, KernelGone, error_output
+from course.grading.kernel.loading import serve_code
 from course.grading.verdicts.zygote import JudgeFailed, utf8_prefix
 
 # Seconds a quiet request or the start of a test may take; a kernel slower than this is not answering.

@@ -39,13 +39,12 @@ def _worker_main(fd: int, slot: int, threads: int) -> None:
     from course.notebook.nbgrader import quiet_nbgrader_warnings
 
     quiet_nbgrader_warnings()
-    # Import now what the first job needs (seconds), while the parent prepares the jobs.
-    # The tests run here (course.grading.verdicts.judge): with the same share of the cores as this worker's kernels.
-    import torch
+    # Import now what the first job needs (seconds), while the parent prepares the jobs. Not torch: the tests
+    # run in the judge (course.grading.verdicts.zygote), with the worker's share of the cores; this process only
+    # moves notebooks and bytes.
     from nbgrader.apps import NbGraderAPI  # noqa: F401
 
     from course.grading import execute  # noqa: F401
-    torch.set_num_threads(threads)
     conn = Connection(fd)
     while True:
         try:

@@ -458,8 +458,8 @@ def _course_serve(path, namespace):
         sock.close()
 
 
-_SERVERS = {}       # this module is loaded once per kernel (see course.grading.verdicts.judge.load_code)
+_SERVERS = {}       # this module is loaded once per kernel (see course.grading.kernel.loading.load_code)
 
 # Unpickling a tensor imports parts of torch on first use: let that happen now, when the kernel starts
-# (course.grading.verdicts.judge.load_code), not in the middle of a test, after student code has run.
+# (course.grading.kernel.loading.load_code), not in the middle of a test, after student code has run.
 _pickle.loads(_pickle.dumps((_torch.zeros(1), _torch.nn.Linear(1, 1))))

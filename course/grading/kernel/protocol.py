@@ -1,7 +1,7 @@
 """The protocol between the judge and the answer server in the student's kernel: one definition of
 everything both sides must agree on. The judge imports this module; the kernel, which has no `course`
 package, gets its text run in the answer server's namespace just before the server's own
-(`course.grading.verdicts.judge.load_code`). Standard library only.
+(`course.grading.kernel.loading.load_code`). Standard library only.
 
 One test's conversation, over one unix socket; every message is framed by HEADER (its length):
 

@@ -14,6 +14,7 @@ from time import monotonic
 
 import torch
 
+from course.grading.contract import AnswerTimeout, KernelGone  # noqa: F401 - raised here, caught by the worker
 from course.grading.kernel.protocol import (
     END,
     HEADER,
@@ -31,14 +32,6 @@ from course.grading.verdicts.sync import apply_all, nodes_of
 from course.grading.verdicts.wire import WireError, decode
 
 _EXCEPTIONS = {"UnpicklingError": pickle.UnpicklingError}
-
-
-class KernelGone(ConnectionError):
-    """The kernel stopped serving in the middle of a test (it died, or closed the connection)."""
-
-
-class AnswerTimeout(TimeoutError):
-    """The kernel did not answer within the test's time."""
 
 
 class Channel:

@@ -18,7 +18,6 @@ import io
 import linecache
 import tempfile
 import traceback
-from pathlib import Path
 
 from nbformat.notebooknode import NotebookNode
 
@@ -27,36 +26,6 @@ from course.grading.verdicts.connection import Channel, Connection
 from course.grading.verdicts.mirror import Files
 from course.grading.verdicts.state import global_state, set_global_state
 from helpers.selfcheck import names_of
-
-_KERNEL_SIDE = Path(__file__).parents[1] / "kernel"
-PROTOCOL_SOURCE = (_KERNEL_SIDE / "protocol.py").read_text()
-SERVER_SOURCE = (_KERNEL_SIDE / "answer_server.py").read_text()
-
-# What the kernel runs when it starts, before any student cell (`load_code`): the protocol and then the
-# server, as one module of its own (never in the notebook's namespace), with the builtins as they are
-# then. Sent once per kernel; for each test cell, `serve_code` only asks it to serve the notebook's names
-# until the grader says the test is over. Neither is a defence (a student's code can undo both); they
-# keep a notebook that reuses a builtin's name or patches one from breaking the conversation its own
-# answers are judged through.
-_BOOT = """
-import builtins, sys, types
-module = types.ModuleType("_course_answers")
-module.__dict__["__builtins__"] = dict(vars(builtins))
-exec(compile(PROTOCOL, "<course protocol>", "exec"), module.__dict__)
-exec(compile(SOURCE, "<course answers>", "exec"), module.__dict__)
-sys.modules["_course_answers"] = module
-"""
-
-
-def load_code() -> str:
-    """Load the answer server in a new kernel (its reply says whether it loaded)."""
-    return f"exec({_BOOT!r}, {{'PROTOCOL': {PROTOCOL_SOURCE!r}, 'SOURCE': {SERVER_SOURCE!r}}})"
-
-
-def serve_code(socket_path: str) -> str:
-    """Serve one test's requests on `socket_path`."""
-    return f"__import__('sys').modules['_course_answers']._course_serve({socket_path!r}, get_ipython().user_ns)"
-
 
 class Judge:
     """Runs one notebook's test cells in order, in one namespace, as the kernel would have."""

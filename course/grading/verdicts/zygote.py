@@ -206,7 +206,7 @@ def _verdict(reply):
     """The child's reply as outputs and a failure, from exactly the fields and types a verdict has."""
     from nbformat.notebooknode import NotebookNode
 
-    from course.grading.verdicts.connection import AnswerTimeout, KernelGone
+    from course.grading.contract import AnswerTimeout, KernelGone
 
     if type(reply) is not dict or type(reply.get("outputs")) is not list or len(reply["outputs"]) > 2:
         raise JudgeFailed("a verdict of the wrong form")
