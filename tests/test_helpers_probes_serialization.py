@@ -122,24 +122,3 @@ def test_rng_state_devices_sees_a_state_left_on_the_gpu_and_leaves_the_generator
     assert rng_state_devices(_loader(False, True)) == ["cpu"]
     assert rng_state_devices(_loader(False, False)) == ["cuda"]      # refused as PyTorch does: TypeError, ignored
     assert torch.equal(torch.get_rng_state(), before)
-
-
-@pytest.mark.parametrize("map_location", ["cpu", torch.device("cpu"), {"cpu": "cpu"}, None])
-def test_rng_state_devices_leaves_a_state_loaded_onto_the_cpu_there(map_location):
-    """A correct answer that reads the file onto the CPU and hands its state on as it is keeps its marks."""
-    def load_checkpoint(path, model, optimizer, scheduler, device):
-        checkpoint = torch.load(path, **({} if map_location is None else {"map_location": map_location}),
-                                weights_only=True)
-        model.to(device)
-        torch.set_rng_state(checkpoint["rng"])
-        return checkpoint["epoch"] + 1
-    assert rng_state_devices(load_checkpoint) == ["cpu"]
-
-
-@pytest.mark.parametrize("map_location", ["cuda", "cuda:0", torch.device("cuda"), {"cpu": "cuda:0"}])
-def test_rng_state_devices_puts_the_state_on_the_gpu_wherever_map_location_names_one(map_location):
-    def load_checkpoint(path, model, optimizer, scheduler, device):
-        checkpoint = torch.load(path, map_location=map_location, weights_only=True)
-        torch.set_rng_state(checkpoint["rng"])
-        return checkpoint["epoch"] + 1
-    assert rng_state_devices(load_checkpoint) == ["cuda"]
