@@ -215,10 +215,21 @@ def _state_on_pretend_gpu(tensor):
     return tensor.detach().as_subclass(StateOnPretendGPU)
 
 
+def _names_cuda(map_location) -> bool:
+    """Does torch.load's `map_location` put a tensor saved on the CPU on a GPU? None (where it was saved), "cpu",
+    and a function (it could go anywhere: not counted against the student) do not."""
+    if isinstance(map_location, dict):
+        map_location = map_location.get("cpu")
+    if isinstance(map_location, (str, torch.device)):
+        return torch.device(map_location).type == "cuda"
+    return False
+
+
 @asks_notebook
 def rng_state_devices(fn) -> list:
     """The devices of the states `fn(path, model, optimizer, scheduler, "cuda")` handed to torch.set_rng_state,
-    on a pretend one-GPU machine where torch.load (map_location="cuda") gives the checkpoint's 'rng' on the GPU.
+    on a pretend one-GPU machine where torch.load gives the checkpoint's 'rng' on the GPU when its map_location
+    names one (a student who loads onto the CPU has nothing to move).
 
     The model's parameters look as if on the GPU already, the optimizer has no state yet, the GPU generators'
     restores only count; torch.set_rng_state refuses a state not on the CPU as PyTorch does (TypeError), and
@@ -238,11 +249,12 @@ def rng_state_devices(fn) -> list:
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2)
     real_load, real_set, devices = torch.load, torch.set_rng_state, []
 
-    def load(f, *args, **kwargs):      # where map_location puts it: on the (pretend) GPU
+    def load(f, *args, **kwargs):      # where map_location puts it: on the (pretend) GPU when it names one
+        where = args[0] if args else kwargs.get("map_location")
         args = args[1:] if args else args
         kwargs.pop("map_location", None)
         loaded = real_load(f, "cpu", *args, **kwargs)
-        if isinstance(loaded, dict) and isinstance(loaded.get("rng"), torch.Tensor):
+        if _names_cuda(where) and isinstance(loaded, dict) and isinstance(loaded.get("rng"), torch.Tensor):
             loaded["rng"] = _state_on_pretend_gpu(loaded["rng"])
         return loaded
 

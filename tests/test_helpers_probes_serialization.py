@@ -122,3 +122,32 @@ def test_rng_state_devices_sees_a_state_left_on_the_gpu_and_leaves_the_generator
     assert rng_state_devices(_loader(False, True)) == ["cpu"]
     assert rng_state_devices(_loader(False, False)) == ["cuda"]      # refused as PyTorch does: TypeError, ignored
     assert torch.equal(torch.get_rng_state(), before)
+
+
+@pytest.mark.parametrize("map_location", ["cpu", torch.device("cpu"), {"cpu": "cpu"}, None])
+def test_rng_state_devices_leaves_a_state_loaded_onto_the_cpu_there(map_location):
+    """A correct answer that reads the file onto the CPU and hands its state on as it is keeps its marks."""
+    def load_checkpoint(path, model, optimizer, scheduler, device):
+        checkpoint = torch.load(path, **({} if map_location is None else {"map_location": map_location}),
+                                weights_only=True)
+        model.to(device)
+        torch.set_rng_state(checkpoint["rng"])
+        return checkpoint["epoch"] + 1
+    assert rng_state_devices(load_checkpoint) == ["cpu"]
+
+
+@pytest.mark.parametrize("map_location", ["cuda", "cuda:0", torch.device("cuda"), {"cpu": "cuda:0"}])
+def test_rng_state_devices_puts_the_state_on_the_gpu_wherever_map_location_names_one(map_location):
+    def load_checkpoint(path, model, optimizer, scheduler, device):
+        checkpoint = torch.load(path, map_location=map_location, weights_only=True)
+        torch.set_rng_state(checkpoint["rng"])
+        return checkpoint["epoch"] + 1
+    assert rng_state_devices(load_checkpoint) == ["cuda"]
+
+
+def test_every_probe_that_calls_the_students_function_asks_the_notebooks_process():
+    # Run in the judge instead, the student's function is called remotely and none of the probe's patches
+    # (torch.load, torch.set_rng_state, torch.cuda.*) reaches it: the probe then reads what it did not see.
+    import helpers.probes_serialization as probes
+    for name in ("on_cpu_only_machine", "payload_runs", "spy_cuda_rng", "restore_order", "rng_state_devices"):
+        assert hasattr(getattr(probes, name), "__wrapped__"), f"{name} is not marked @asks_notebook"
