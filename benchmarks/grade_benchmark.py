@@ -38,7 +38,7 @@ import nbformat  # noqa: E402
 from nbclient import NotebookClient  # noqa: E402
 
 from course.notebook import cells  # noqa: E402
-from course.fixtures.wrong import first_wrong_answers  # noqa: E402
+from course.fixtures.answers import first_wrong_answers  # noqa: E402
 from course.grading.gradebooks import cell_scores  # noqa: E402
 from course.notebook.nbgrader import run_nbgrader, scratch_course, submit  # noqa: E402
 from course.checkout import Course  # noqa: E402

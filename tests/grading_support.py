@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from course.checkout import Course
-from course.fixtures import wrong
-from course.fixtures.wrong import GradedAssignment, WrongAnswer  # noqa: F401 - for the tests' annotations
+from course.fixtures import answers
+from course.fixtures.answers import GradedAssignment, KeptAnswer  # noqa: F401 - for the tests' annotations
 from course.notebook import cells
 from course.plugins.feedback import hidden_lines
 
@@ -16,18 +16,26 @@ ROOT = Path(__file__).resolve().parents[1]
 COURSE = Course(ROOT)
 
 
-def wrong_answers(assignment: str) -> list[WrongAnswer]:
-    return wrong.wrong_answers(COURSE, assignment)
+def wrong_answers(assignment: str) -> list[KeptAnswer]:
+    return answers.wrong_answers(COURSE, assignment)
 
 
-def all_wrong_answers() -> list[WrongAnswer]:
-    return wrong.all_wrong_answers(COURSE)
+def right_answers(assignment: str) -> list[KeptAnswer]:
+    return answers.right_answers(COURSE, assignment)
+
+
+def all_wrong_answers() -> list[KeptAnswer]:
+    return answers.all_wrong_answers(COURSE)
+
+
+def all_right_answers() -> list[KeptAnswer]:
+    return answers.all_right_answers(COURSE)
 
 
 @functools.cache
-def grade(assignment: str, wrong_per_exercise: int | None = None) -> GradedAssignment:
-    """course.fixtures.wrong.grade for this checkout (once per assignment and run)."""
-    return wrong.grade(COURSE, assignment, wrong_per_exercise)
+def grade(assignment: str, per_exercise: int | None = None) -> GradedAssignment:
+    """course.fixtures.answers.grade for this checkout (once per assignment and run)."""
+    return answers.grade(COURSE, assignment, per_exercise)
 
 
 def shown_lines(page: str) -> set[str]:

@@ -1,9 +1,10 @@
-"""A real `nbgrader autograde` of every assignment: right answers, no answers, wrong answers."""
+"""A real `nbgrader autograde` of every assignment: reference answers, no answers, wrong answers, and correct
+answers written other ways."""
 
 import pytest
 
 from course.notebook import cells
-from grading_support import COURSE, all_wrong_answers, grade, wrong_answers
+from grading_support import COURSE, all_right_answers, all_wrong_answers, grade, right_answers, wrong_answers
 
 ASSIGNMENTS = COURSE.assignments()
 MIN_WRONG_PER_EXERCISE = 3
@@ -49,6 +50,31 @@ def test_wrong_answer_loses_points(wrong):
     tests = graded.test_ids[wrong.exercise]
     score, max_score = graded.total(graded.wrong_student[wrong.id], tests)
     assert score < max_score, f"{wrong.id} ({wrong.code.splitlines()[0]}) kept full marks on {tests}"
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("right", [pytest.param(r, marks=pytest.mark.xdist_group(r.assignment), id=r.id)
+                                   for r in all_right_answers()])
+def test_a_correct_answer_written_another_way_keeps_full_marks(right):
+    graded = grade(right.assignment)
+    student = graded.right_student[right.id]
+    tests = graded.test_ids[right.exercise]
+    score, max_score = graded.total(student, tests)
+    assert score == max_score, (f"{right.id} ({right.code.splitlines()[0]}) scored {score}/{max_score} on {tests}:\n"
+                                f"{graded.failures(student)}")
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_exercise_has_correct_answers_written_other_ways(assignment):
+    exercises = cells.exercises(cells.read(COURSE.source_notebook(assignment)))
+    counts = {ex: 0 for ex in exercises}
+    for right in right_answers(assignment):
+        assert right.exercise in counts, f"{right.path.name}: no exercise named {right.exercise} in {assignment}"
+        assert right.code.startswith("# Correct"), f"{right.path.name}: first line: # Correct (how it differs): ..."
+        compile(right.code, str(right.path), "exec")
+        counts[right.exercise] += 1
+    missing = [ex for ex, n in counts.items() if n == 0]
+    assert not missing, f"exercises with no correct answer written another way in fixtures/right_answers/: {missing}"
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

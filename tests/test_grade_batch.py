@@ -1,6 +1,6 @@
 """`course grade` on one class: honest submissions and every bad one in fixtures/bad_submissions/, one batch.
 
-The honest students are the ones course.fixtures.wrong grades with plain `nbgrader
+The honest students are the ones course.fixtures.answers grades with plain `nbgrader
 autograde` (reference answers, the untouched release, the first wrong answers), so that
 their grades here can be compared cell by cell with nbgrader's own, at no extra cost: the
 tests share that run by staying in its xdist group.
@@ -28,6 +28,7 @@ from course.notebook.nbgrader import submit
 from course.grading.present import TAMPERING
 from course.grading.sandbox.policy import Limits
 from course.fixtures import reference_answers, with_answers
+from course.fixtures.answers import lean
 
 ASSIGNMENT = "01_tensors_devices"
 HONEST = ("reference", "untouched", "wrong0")
@@ -63,8 +64,10 @@ def batch() -> Batch:
     paths = {"SOURCE_NOTEBOOK": str(COURSE.source_notebook(ASSIGNMENT)),
              "REFERENCE_NOTEBOOK": str(COURSE.reference_notebook(ASSIGNMENT)),
              "GRADEBOOK": str(class_dir / "gradebook.db")}
+    # The bad ones without the demonstrations (no recipe needs them; they would double the batch's time); the
+    # honest ones whole, as plain nbgrader graded them.
     for bad in BAD:
-        submit_bad(bad, class_dir, ASSIGNMENT, release, answers, paths)
+        submit_bad(bad, class_dir, ASSIGNMENT, lean(release), answers, paths)
     # 15 s a cell: generous for notebook 01 on a loaded machine, short for the endless loop.
     run = grade(COURSE, class_dir, [ASSIGNMENT], GradeOptions(jobs=2, limits=Limits(cell_timeout=15)),
                 say=lambda *a, **k: None)

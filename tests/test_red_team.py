@@ -22,6 +22,7 @@ from course.grading.gradebooks import cell_scores
 from course.notebook.nbgrader import submit
 from course.grading.sandbox.policy import Limits
 from course.fixtures import reference_answers, with_answers
+from course.fixtures.answers import lean
 
 ASSIGNMENT = "01_tensors_devices"
 RED_DIR = Path(__file__).resolve().parent / "red_team"
@@ -92,7 +93,8 @@ def red_team(tmp_path_factory) -> RedTeamRun:
     """Every fixture, every distinct twin and the reference, graded once for the whole module."""
     class_dir = tmp_path_factory.mktemp("red-team")
     source = cells.read(COURSE.source_notebook(ASSIGNMENT))
-    release = cells.read(COURSE.release_notebook(ASSIGNMENT))
+    # Without the demonstrations: no cheat needs them, and they would double the run's time.
+    release = lean(cells.read(COURSE.release_notebook(ASSIGNMENT)))
     answers = reference_answers(source)
     paths = {"SOURCE_NOTEBOOK": str(COURSE.source_notebook(ASSIGNMENT)),
              "REFERENCE_NOTEBOOK": str(COURSE.reference_notebook(ASSIGNMENT)),

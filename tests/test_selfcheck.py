@@ -41,8 +41,8 @@ def test_unwritten_exercises_are_reported_as_todo(assignment):
 
 
 def test_a_failing_exercise_says_what_was_expected_and_got(capsys):
-    wrong = next(w for w in wrong_answers("01_tensors_devices") if w.mistake == "top_level_only")
-    wrong_visible = next(w for w in wrong_answers("01_tensors_devices") if w.mistake == "forgets_out_features")
+    wrong = next(w for w in wrong_answers("01_tensors_devices") if w.label == "top_level_only")
+    wrong_visible = next(w for w in wrong_answers("01_tensors_devices") if w.label == "forgets_out_features")
     ns = namespace_with("01_tensors_devices", {wrong.exercise: wrong.code, wrong_visible.exercise: wrong_visible.code})
     selfcheck.self_check("01_tensors_devices", ns)
     printed = capsys.readouterr().out

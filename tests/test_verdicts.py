@@ -1,8 +1,9 @@
-"""`course grade` decides every test cell outside the student's kernel (course/verdicts.py) and still gives
-plain `nbgrader autograde`'s scores, cell by cell, for every honest and every wrong answer in tests/.
+"""`course grade` decides every test cell outside the student's kernel (course/grading/verdicts/) and still
+gives plain `nbgrader autograde`'s scores, cell by cell, for every honest, wrong and right answer in fixtures/.
 
-The submissions are the very ones course.fixtures.wrong grades with plain nbgrader (reference,
-reference without the demonstrations, untouched release, and every wrong answer of fixtures/wrong_answers/),
+The submissions are the very ones course.fixtures.answers grades with plain nbgrader (reference,
+reference without the demonstrations, untouched release, every wrong answer of fixtures/wrong_answers/ and
+every right one of fixtures/right_answers/),
 so each assignment's plain run is shared with test_autograde.py by staying in its xdist group.
 """
 

@@ -4,7 +4,7 @@ Outside (`compat`): make or reuse `build/compat/<version>/venv`, install that to
 the CUDA one, which runs on a CPU) with every other pinned requirement and this checkout
 (editable), check where torch came from and that every pin holds, then run the inside part with
 the venv's Python. Inside (`check_here`): the same grading the test suite does
-(course.fixtures.wrong: a real `nbgrader autograde` of the reference answers, the untouched
+(course.fixtures.answers: a real `nbgrader autograde` of the reference answers, the untouched
 release and the wrong answers of fixtures/wrong_answers/, a sample of them when asked); the
 reference submission is the whole reference notebook, so every one of its cells must also have run
 without error. Kernels are the venv's own.
@@ -156,16 +156,16 @@ def check_here(course: Course, version: str, assignments: list[str], sample: int
     """Grade and run every assignment with this Python's torch; print a summary; 0 when all held."""
     import torch
 
-    from course.fixtures.wrong import grade
+    from course.fixtures.answers import grade
 
     failures = [f"setup: {p}" for p in _installed_problems(course, version)]
     summary = []
     say(f"course compat: torch {torch.__version__} ({sys.executable}), "
-        f"wrong answers: {'all' if sample is None else f'{sample} per exercise'}", flush=True)
+        f"kept answers: {'all' if sample is None else f'{sample} per exercise'}", flush=True)
     for assignment in assignments:
         start = time.perf_counter()
         say(f"  {assignment}: autograding ...", flush=True)
-        graded = grade(course, assignment, wrong_per_exercise=sample)
+        graded = grade(course, assignment, per_exercise=sample)
         score, most = graded.total("reference")
         lean, lean_most = graded.total("reference_lean")
         untouched, _ = graded.total("untouched")
@@ -179,13 +179,17 @@ def check_here(course: Course, version: str, assignments: list[str], sample: int
         kept = [wrong_id for wrong_id, student in graded.wrong_student.items()
                 if _kept_full_marks(graded, wrong_id, student)]
         failures += [f"{assignment}: wrong answer {w} kept full marks" for w in kept]
+        lost = [right_id for right_id, student in graded.right_student.items()
+                if not _kept_full_marks(graded, right_id, student)]
+        failures += [f"{assignment}: correct answer {r} lost points" for r in lost]
         # The reference submission is the reference notebook (release + reference answers; autograde
         # puts the hidden tests back), executed cell by cell: every cell must have run without error.
         ran = _cells_that_raised(graded.autograded / "reference" / assignment / f"{assignment}.ipynb")
         failures += [f"{assignment}: the reference notebook's cell {i} raised {error}" for i, error in ran]
         wrong = len(graded.wrong_student)
         summary.append(f"{assignment:20} reference {score:g}/{most:g}, untouched {untouched:g}, "
-                       f"wrong answers losing points {wrong - len(kept)}/{wrong}, reference notebook "
+                       f"wrong answers losing points {wrong - len(kept)}/{wrong}, right answers keeping full marks "
+                       f"{len(graded.right_student) - len(lost)}/{len(graded.right_student)}, reference notebook "
                        f"{'ran without error' if not ran else f'raised in {len(ran)} cell(s)'} "
                        f"({time.perf_counter() - start:.0f} s)")
     say(f"\ncourse compat: torch {torch.__version__}")
@@ -209,8 +213,8 @@ def _cells_that_raised(path: Path) -> list[tuple[int, str]]:
     return raised
 
 
-def _kept_full_marks(graded, wrong_id: str, student: str) -> bool:
-    exercise = wrong_id.split("/", 1)[1].split("__", 1)[0]
+def _kept_full_marks(graded, answer_id: str, student: str) -> bool:
+    exercise = answer_id.split("/", 1)[1].split("__", 1)[0]
     score, most = graded.total(student, graded.test_ids[exercise])
     return score >= most
 

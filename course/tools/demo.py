@@ -23,7 +23,7 @@ import nbformat
 
 from course.checkout import Course
 from course.fixtures import reference_answers, with_answers
-from course.fixtures.wrong import first_wrong_answers
+from course.fixtures.answers import first_wrong_answers
 from course.grading import gradebooks
 from course.grading.batch import grade
 from course.grading.contract import GradeOptions
