@@ -35,6 +35,20 @@ class GradRecorder(nn.Module):
         return self.inner(x)
 
 
+class SeesGlobalHooks(nn.Module):
+    """Runs `inner` and records, in `.seen`, how many global forward hooks and pre-hooks were attached during
+    each forward pass (a hook removed afterwards is still seen: it hooked every module in the process meanwhile)."""
+
+    def __init__(self, inner: nn.Module):
+        super().__init__()
+        self.inner = inner
+        self.seen = []
+
+    def forward(self, x):
+        self.seen.append(len(_registry._global_forward_hooks) + len(_registry._global_forward_pre_hooks))
+        return self.inner(x)
+
+
 class OutOfOrderModel(nn.Module):
     """Defines its layers in one order, runs them in another, and uses one ReLU twice (3 -> 2)."""
 
