@@ -57,19 +57,19 @@ def secret_lines(assignment: str) -> set[str]:
 
 def answer_kernel(folder: Path, notebook: str):
     """A stand-in for a student's kernel: a plain subprocess that runs `notebook` and serves its names with the
-    course's answer server (course/answer_server.py) on a socket in `folder`, as the sandboxed kernel does.
+    course's answer server (course/grading/kernel/) on a socket in `folder`, as the sandboxed kernel does.
     Returns (listening socket: accept() one connection per test, the subprocess)."""
     import socket
     import subprocess
     import sys
 
-    from course.grading.kernel.loading import PROTOCOL_SOURCE, SERVER_SOURCE
+    from course.grading.kernel.loading import PACKING_SOURCE, PROTOCOL_SOURCE, SERVER_SOURCE
 
     path = folder / "answers.sock"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     listener.listen(1)
     listener.settimeout(60)
-    code = (f"{PROTOCOL_SOURCE}\n{SERVER_SOURCE}\nnamespace = {{}}\nexec({notebook!r}, namespace)\n"
+    code = (f"{PROTOCOL_SOURCE}\n{PACKING_SOURCE}\n{SERVER_SOURCE}\nnamespace = {{}}\nexec({notebook!r}, namespace)\n"
             f"while True:\n    _course_serve({str(path)!r}, namespace)\n")
     return listener, subprocess.Popen([sys.executable, "-c", code])

@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from course.grading.kernel.answer_server import pack
+from course.grading.kernel.packing import pack
 from course.grading.kernel.protocol import MAGIC
 from course.grading.verdicts.wire import MAX_ITEMS, WireError, decode
 

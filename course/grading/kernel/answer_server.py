@@ -8,7 +8,7 @@ kernel's objects: read a name of the notebook, call a function or a method, read
 set an attribute. The grader runs the test in its own process (`course.grading.verdicts.remote`) and
 sends here only the arguments a call needs.
 
-What this module sends back is data only (`pack`: JSON plus the raw bytes of tensors, which
+What this module sends back is data only (`packing.pack`: JSON plus the raw bytes of tensors, which
 `course.grading.verdicts.wire.decode` reads without running anything): numbers, strings, plain tensors,
 tuples, lists, dicts and sets of these, tagged so that the grader can tell a reference to
 one of its own arguments (`R`), an object that stays here and is named by a number (`H`),
@@ -24,29 +24,25 @@ that the grader refuses or judges as a wrong answer. The file runs with only the
 library and torch, as the kernel has no `course` package.
 """
 
-import ctypes as _ctypes
 import dataclasses as _dataclasses
 import io as _io
-import json as _json
 import os as _os
 import pickle as _pickle
 import socket as _socket
 import stat as _stat
-import struct as _struct
 import sys as _sys
 
 import torch as _torch
 
-# The protocol's names (course.grading.kernel.protocol): in the kernel its text has run in this module's namespace
-# just before this file's (the kernel has no `course` package); imported when this file is imported as a module.
+# The protocol's names (course.grading.kernel.protocol) and the encoder (course.grading.kernel.packing): in the
+# kernel their text has run in this module's namespace just before this file's (the kernel has no `course`
+# package); imported when this file is imported as a module.
 if "MAGIC" not in globals():
     from course.grading.kernel.protocol import (  # noqa: F401 - the kernel's copy needs no import
         AUTOCAST_DEVICES,
         END,
-        HEADER,
         HELLO,
         LIBRARIES,
-        MAGIC,
         MAX_EXCEPTION_TEXT,
         OK,
         RAISE,
@@ -71,50 +67,8 @@ if "MAGIC" not in globals():
         TAG_SIZE,
         TAG_TENSOR,
         TAG_TUPLE,
-        WIRE_BYTES,
-        WIRE_COMPLEX,
-        WIRE_DICT,
-        WIRE_FLOAT,
-        WIRE_TENSOR,
-        WIRE_TUPLE,
     )
-
-
-
-def pack(value):
-    """`value` (None, bool, int, float, complex, str, bytes, plain tensors, and tuples, lists and dicts of
-    these) as JSON plus the raw bytes of its tensors: what `course.grading.verdicts.wire.decode` reads without running
-    anything. Raises TypeError for anything else."""
-    blobs = []
-
-    def tree(v, depth):
-        if depth > 200:
-            raise TypeError("nested too deeply")
-        kind = type(v)
-        if kind is float and v != v or kind is float and v in (float("inf"), float("-inf")):
-            return {WIRE_FLOAT: repr(v)}
-        if kind in (type(None), bool, int, float, str):
-            return v
-        if kind is complex:
-            return {WIRE_COMPLEX: [tree(v.real, depth + 1), tree(v.imag, depth + 1)]}
-        if kind is bytes:
-            blobs.append(v)
-            return {WIRE_BYTES: len(blobs) - 1}
-        if kind is _torch.Tensor:
-            t = v.detach().contiguous()
-            data = _ctypes.string_at(t.data_ptr(), t.numel() * t.element_size()) if t.numel() else b""
-            blobs.append(data)
-            return {WIRE_TENSOR: [len(blobs) - 1, str(t.dtype).removeprefix("torch."), list(t.shape)]}
-        if kind is tuple:
-            return {WIRE_TUPLE: [tree(x, depth + 1) for x in v]}
-        if kind is list:
-            return [tree(x, depth + 1) for x in v]
-        if kind is dict:
-            return {WIRE_DICT: [[tree(k, depth + 1), tree(x, depth + 1)] for k, x in v.items()]}
-        raise TypeError(f"{kind.__name__} is not data")
-
-    header = _json.dumps({"v": tree(value, 0), "blobs": [len(b) for b in blobs]}).encode()
-    return MAGIC + _struct.pack("!I", len(header)) + header + b"".join(blobs)
+    from course.grading.kernel.packing import pack, receive_frame, send_frame
 
 
 class _Server:
@@ -411,23 +365,6 @@ class _Unpickler(_pickle.Unpickler):
         return self.server.handles[pid]
 
 
-def _receive(sock):
-    def exactly(n):
-        chunks = []
-        while n:
-            chunk = sock.recv(min(n, 1 << 20))
-            if not chunk:
-                raise EOFError("the grader closed the connection")
-            chunks.append(chunk)
-            n -= len(chunk)
-        return b"".join(chunks)
-
-    (size,) = HEADER.unpack(exactly(HEADER.size))
-    return exactly(size)
-
-
-def _send(sock, data):
-    sock.sendall(HEADER.pack(len(data)) + data)
 
 
 def _course_serve(path, namespace):
@@ -436,11 +373,11 @@ def _course_serve(path, namespace):
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.connect(path)
     try:
-        _send(sock, pack([HELLO, server.global_state()]))
+        send_frame(sock, pack([HELLO, server.global_state()]))
         while True:
-            data = _receive(sock)
+            data = receive_frame(sock)
             if data == END:
-                server.set_global_state(_pickle.loads(_receive(sock)))
+                server.set_global_state(_pickle.loads(receive_frame(sock)))
                 return
             try:
                 reply = server.answer(_Unpickler(data, server).load())
@@ -453,7 +390,7 @@ def _course_serve(path, namespace):
             except Exception as error:  # noqa: BLE001 - something in the answer that is not data
                 data = pack([RAISE, ["TypeError", "Exception"], f"the answer could not be sent: {error}"[:MAX_EXCEPTION_TEXT],
                              [], [], server.global_state(), []])
-            _send(sock, data)
+            send_frame(sock, data)
     finally:
         sock.close()
 

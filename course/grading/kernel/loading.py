@@ -9,10 +9,11 @@ from pathlib import Path
 
 _KERNEL_SIDE = Path(__file__).parent
 PROTOCOL_SOURCE = (_KERNEL_SIDE / "protocol.py").read_text()
+PACKING_SOURCE = (_KERNEL_SIDE / "packing.py").read_text()
 SERVER_SOURCE = (_KERNEL_SIDE / "answer_server.py").read_text()
 
-# What the kernel runs when it starts, before any student cell (`load_code`): the protocol and then the
-# server, as one module of its own (never in the notebook's namespace), with the builtins as they are
+# What the kernel runs when it starts, before any student cell (`load_code`): the protocol, the encoder and
+# then the server, as one module of its own (never in the notebook's namespace), with the builtins as they are
 # then. Sent once per kernel; for each test cell, `serve_code` only asks it to serve the notebook's names
 # until the grader says the test is over. Neither is a defence (a student's code can undo both); they
 # keep a notebook that reuses a builtin's name or patches one from breaking the conversation its own
@@ -22,6 +23,7 @@ import builtins, sys, types
 module = types.ModuleType("_course_answers")
 module.__dict__["__builtins__"] = dict(vars(builtins))
 exec(compile(PROTOCOL, "<course protocol>", "exec"), module.__dict__)
+exec(compile(PACKING, "<course packing>", "exec"), module.__dict__)
 exec(compile(SOURCE, "<course answers>", "exec"), module.__dict__)
 sys.modules["_course_answers"] = module
 """
@@ -29,7 +31,8 @@ sys.modules["_course_answers"] = module
 
 def load_code() -> str:
     """Load the answer server in a new kernel (its reply says whether it loaded)."""
-    return f"exec({_BOOT!r}, {{'PROTOCOL': {PROTOCOL_SOURCE!r}, 'SOURCE': {SERVER_SOURCE!r}}})"
+    return (f"exec({_BOOT!r}, {{'PROTOCOL': {PROTOCOL_SOURCE!r}, 'PACKING': {PACKING_SOURCE!r}, "
+            f"'SOURCE': {SERVER_SOURCE!r}}})")
 
 
 def serve_code(socket_path: str) -> str:
