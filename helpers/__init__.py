@@ -25,6 +25,7 @@ Test machinery the graded test cells use (never an answer to an exercise):
 - `helpers.probes_devices`, `probes_training`, `probes_memory`, `probes_serialization`,
   `probes_parallel`, `probes_debugging`: models, losses and optimizers that record what was done to them
 - `helpers.pretend_cuda`      a stand-in CUDA allocator that behaves like the real one (notebook 03)
+- `helpers.records`           a probe's records, shared with its deep copies (a copy of the model may do the work)
 """
 
 __version__ = "0.1.0"

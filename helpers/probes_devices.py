@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from helpers.notebook_state import asks_notebook
+from helpers.records import SharesRecords
 
 
 def _distinct(records: list) -> list:
@@ -21,13 +22,15 @@ def _distinct(records: list) -> list:
     return [r for i, r in enumerate(records) if r not in records[:i]]
 
 
-class DeviceProbe(nn.Module):
+class DeviceProbe(SharesRecords, nn.Module):
     """A one-layer model that records, at each call, where its weight and its input were.
 
     `seen` is a list of dicts `{"weight": "meta", "inputs": "meta"}` (device types as text), one per
     call; `places` the same without repeats. Its output has the input's batch size and device, and
-    is all zeros: where it runs is what counts.
+    is all zeros: where it runs is what counts. A deep copy shares `seen` (helpers/records.py).
     """
+
+    _records = ("seen",)
 
     def __init__(self, in_features: int = 3, out_features: int = 1):
         super().__init__()
@@ -43,13 +46,16 @@ class DeviceProbe(nn.Module):
         return _distinct(self.seen)
 
 
-class LossProbe:
+class LossProbe(SharesRecords):
     """A loss function that records where its two arguments were and returns `value` as a CPU scalar.
 
     `seen` is a list of dicts `{"outputs": "meta", "targets": "meta"}`, one per call; `places` the same
     without repeats. It returns a CPU tensor even
     for meta inputs, so a caller can turn the result into a number (a meta tensor holds none).
+    A deep copy shares `seen`.
     """
+
+    _records = ("seen",)
 
     def __init__(self, value: float = 0.25):
         self.value = value
@@ -64,11 +70,14 @@ class LossProbe:
         return _distinct(self.seen)
 
 
-class GradModeProbe(nn.Module):
+class GradModeProbe(SharesRecords, nn.Module):
     """A one-layer model (4 -> 2) that records, at each call, whether autograd was recording.
 
-    `seen` is a list of `torch.is_grad_enabled()` values, one per forward pass.
+    `seen` is a list of `torch.is_grad_enabled()` values, one per forward pass; a deep copy shares it
+    (helpers/records.py), so a function that predicts with `copy.deepcopy(model)` is seen too.
     """
+
+    _records = ("seen",)
 
     def __init__(self):
         super().__init__()

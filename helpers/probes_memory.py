@@ -13,10 +13,14 @@ import torch
 from torch import nn
 
 from helpers.checks import check_close, check_dtype
+from helpers.records import SharesRecords
 
 
-class AutocastProbe(nn.Module):
-    """A small classifier that records whether autocast was on, and in which dtype, at each forward."""
+class AutocastProbe(SharesRecords, nn.Module):
+    """A small classifier that records whether autocast was on, and in which dtype, at each forward.
+    A deep copy shares `seen` (helpers/records.py)."""
+
+    _records = ("seen",)
 
     def __init__(self):
         super().__init__()

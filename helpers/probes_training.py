@@ -19,6 +19,7 @@ from torch import nn
 from torch.utils.data import TensorDataset
 
 from helpers.notebook_state import asks_notebook
+from helpers.records import SharesRecords
 
 
 class UnmovedBatch(torch.Tensor):
@@ -76,9 +77,12 @@ class Call:
     grad_enabled: bool   # torch.is_grad_enabled()
 
 
-class LoopProbe(nn.Module):
+class LoopProbe(SharesRecords, nn.Module):
     """Wraps `inner` (its outputs are `inner`'s) and records a `Call` for each forward pass;
-    `loss(base)` gives a loss function that records whether each target was moved."""
+    `loss(base)` gives a loss function that records whether each target was moved. A deep copy shares
+    `calls` and `targets_moved` (helpers/records.py): a loop that runs `copy.deepcopy(model)` is seen too."""
+
+    _records = ("calls", "targets_moved")
 
     def __init__(self, inner: nn.Module):
         super().__init__()

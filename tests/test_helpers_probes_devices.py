@@ -41,3 +41,24 @@ def test_without_broadcast_shapes_refuses_torch_broadcast_shapes_only_inside():
         without_broadcast_shapes(calls_torch, (3,), (1,))
     assert without_broadcast_shapes(by_hand, (3,), (1,)) == (3,)
     assert calls_torch((3,), (1,)) == (3,)                     # as it was, outside
+
+
+def test_a_deep_copy_of_a_probe_records_into_the_original_and_copies_everything_else():
+    import copy
+    import pickle
+
+    from helpers.probes_devices import GradModeProbe
+
+    probe = GradModeProbe()
+    twin = copy.deepcopy(probe).eval()
+    with torch.no_grad():
+        twin(torch.randn(2, 4))
+    assert probe.seen == [False] and twin.seen is probe.seen
+    assert probe.training and not twin.training
+    assert twin.linear.weight is not probe.linear.weight and torch.equal(twin.linear.weight, probe.linear.weight)
+    loss_fn = LossProbe()
+    copy.deepcopy(loss_fn)(torch.zeros(1), torch.zeros(1))
+    assert loss_fn.seen == [{"outputs": "cpu", "targets": "cpu"}]
+    carried = pickle.loads(pickle.dumps(probe))    # how course grade carries it to the notebook: its own records
+    carried(torch.randn(1, 4))
+    assert probe.seen == [False] and carried.seen == [False, True]

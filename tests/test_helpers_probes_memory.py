@@ -51,3 +51,11 @@ def test_check_parameters_close_fails_on_other_values_or_dtype():
         check_parameters_close(a, b, "changed")
     with pytest.raises(AssertionError, match="dtype"):
         check_parameters_close(copy.deepcopy(a).to(torch.bfloat16), a, "halved")
+
+
+def test_a_deep_copy_of_the_autocast_probe_records_into_the_original():
+    import copy
+
+    probe = AutocastProbe()
+    copy.deepcopy(probe)(torch.randn(2, 4))
+    assert probe.seen == [(False, torch.get_autocast_dtype("cpu"))]

@@ -223,3 +223,15 @@ def test_check_loss_plot_refuses_a_mark_that_is_not_at_the_best_epoch(mark):
     with pytest.raises(AssertionError, match="a mark at the best epoch 2"):
         check_loss_plot(fig, HISTORY, "plot")
     plt.close("all")
+
+
+def test_a_deep_copy_of_a_loop_probe_records_into_the_original():
+    import copy
+
+    probe = LoopProbe(nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2)))
+    twin = copy.deepcopy(probe).eval()
+    with torch.no_grad():
+        twin(torch.randn(4, 3))
+    twin.loss(nn.MSELoss())(torch.zeros(2), torch.zeros(2))
+    assert probe.calls == [Call(True, False, False)] and probe.targets_moved == [True]
+    assert probe.training and twin.inner[1].running_mean is not probe.inner[1].running_mean
