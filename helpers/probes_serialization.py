@@ -114,9 +114,11 @@ def payload_runs(content: dict, fn, *args) -> bool:
 
 @asks_notebook
 def spy_cuda_rng(fn, *args) -> tuple:
-    """`fn(*args)` on a pretend one-GPU machine whose `torch.cuda.set_rng_state_all` and `set_rng_state`
-    only count their calls: `fn`'s result, and how many times either was called."""
+    """`fn(*args)` on a pretend one-GPU machine (`torch.cuda.is_available()` True, `device_count()` 1) whose
+    `torch.cuda.set_rng_state_all` and `set_rng_state` only count their calls: `fn`'s result, and how many
+    times either was called."""
     with mock.patch("torch.cuda.is_available", return_value=True), \
+            mock.patch("torch.cuda.device_count", return_value=1), \
             mock.patch("torch.cuda.set_rng_state_all") as set_all, mock.patch("torch.cuda.set_rng_state") as set_one:
         result = fn(*args)
     return result, set_all.call_count + set_one.call_count
@@ -266,6 +268,7 @@ def rng_state_devices(fn) -> list:
 
     try:
         with mock.patch("torch.cuda.is_available", return_value=True), \
+                mock.patch("torch.cuda.device_count", return_value=1), \
                 mock.patch("torch.cuda.set_rng_state_all"), mock.patch("torch.cuda.set_rng_state"), \
                 mock.patch("torch.load", load), mock.patch("torch.set_rng_state", set_rng_state), \
                 mock.patch("torch.random.set_rng_state", set_rng_state):

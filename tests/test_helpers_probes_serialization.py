@@ -151,3 +151,16 @@ def test_every_probe_that_calls_the_students_function_asks_the_notebooks_process
     import helpers.probes_serialization as probes
     for name in ("on_cpu_only_machine", "payload_runs", "spy_cuda_rng", "restore_order", "rng_state_devices"):
         assert hasattr(getattr(probes, name), "__wrapped__"), f"{name} is not marked @asks_notebook"
+
+
+def test_spy_cuda_rng_pretends_one_consistent_gpu():
+    from helpers.probes_serialization import spy_cuda_rng
+
+    def restore_per_gpu(states):
+        for index, state in enumerate(states[:torch.cuda.device_count()]):
+            torch.cuda.set_rng_state(state, index)
+        return torch.cuda.is_available(), torch.cuda.device_count()
+
+    state = torch.get_rng_state()
+    assert spy_cuda_rng(restore_per_gpu, [state, state]) == ((True, 1), 1)
+    assert spy_cuda_rng(lambda states: torch.cuda.set_rng_state_all(states) and "done", [state]) == ("done", 1)
