@@ -219,6 +219,18 @@ def test_the_notebook_time_limit_ends_a_slow_notebook_but_it_is_still_graded(cou
     assert "notebook time limit reached" in run.report, run.report
 
 
+def test_the_tas_cell_time_limit_holds_over_nbgraders_config(course_and_class):
+    """`--cell-timeout 3` ends an endless cell after about 3 s, not after the course's Execute.timeout (60 s in
+    nbgrader_config.py: nbgrader applies its config to the preprocessor again after it is made)."""
+    course, class_dir = course_and_class
+    hand_in(class_dir, course, "looper", CORRECT, extra="while True:\n    pass")
+    started = time.monotonic()
+    run = grade(course, class_dir, [MINI], GradeOptions(jobs=1, limits=Limits(cell_timeout=3)), **QUIET)
+    assert _scores(class_dir) == {"looper": 1.0}
+    assert "ran past the time limit for one cell" in run.report, run.report
+    assert time.monotonic() - started < 45, "the endless cell ran until nbgrader's own 60 s limit"
+
+
 def test_the_demo_class_has_every_kind_of_submission(tmp_path):
     """`course demo` grades this class; making it is checked here, grading it is the batch test's job."""
     from course.tools.demo import BAD, HONEST, make_demo_class

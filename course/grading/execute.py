@@ -101,8 +101,6 @@ class GuardedExecute(JudgedCells, Execute):
         self._sandbox = Sandbox.from_json(self.sandbox_json) if self.sandbox_json else Sandbox(bwrap=None)
         if self.sandbox_json:
             self.kernel_manager_class = kernel_manager_for(self._sandbox, Path(self.scratch_dir), self._answers)
-            if self._sandbox.limits.cell_timeout:
-                self.timeout = self._sandbox.limits.cell_timeout
 
     # -- the notebook ---------------------------------------------------------------------------
 
@@ -178,9 +176,16 @@ class GuardedExecute(JudgedCells, Execute):
 
     _cleanup_kernel = run_sync(_async_cleanup_kernel)
 
+    @property
+    def cell_limit(self) -> int | None:
+        """Seconds one cell may run: the TA's `--cell-timeout` (the sandbox's limits), else nbgrader's
+        Execute.timeout. Read at every cell, not copied into `timeout` once: nbgrader applies its config to
+        this preprocessor again after __init__, which put Execute.timeout back over the TA's limit."""
+        return self._sandbox.limits.cell_timeout or self.timeout
+
     def _cell_timeout(self, cell) -> int:
         remaining = max(1, math.ceil(self._deadline - monotonic()))     # up to the deadline, not short of it
-        return min(self.timeout, remaining) if self.timeout else remaining
+        return min(self.cell_limit, remaining) if self.cell_limit else remaining
 
     async def async_start_new_kernel_client(self):
         try:

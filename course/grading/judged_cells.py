@@ -77,7 +77,7 @@ class JudgedCells:
         self._note_dropped(cell, index)
         if failure is not None:
             if isinstance(failure, AnswerTimeout):
-                cell.outputs.append(error_output("CellTimeoutError", f"the test ran past its {self.timeout} s: "
+                cell.outputs.append(error_output("CellTimeoutError", f"the test ran past its {self.cell_limit} s: "
                                                                      f"{failure}"))
             else:
                 cell.outputs.append(self._died(f"{failure} (os._exit, a crash, or a resource limit)"))
