@@ -295,12 +295,12 @@ def test_processes_a_submission_leaves_never_reach_the_next_one(course_and_class
 
 def _flaky_bwrap(tmp_path: Path, fails: str) -> str:
     """A bubblewrap that fails the way a broken one does on the submissions' kernel launches `fails` names (a
-    shell `case` pattern over their number, from 1). The sandbox probe, the preflight kernel (it runs beside
-    the submissions, in its own folder) and the judges (course.grading.verdicts.zygote) start as usual."""
+    shell `case` pattern over their number, from 1). The sandbox probe and the judges (course.grading.verdicts.zygote)
+    start as usual."""
     real = shutil.which("bwrap")
     script = tmp_path / "flaky-bwrap"
     script.write_text(f"""#!/bin/sh
-case "$*" in *preflight*) ;; *ipykernel*)
+case "$*" in *ipykernel*)
   n=$(( $(cat {tmp_path}/calls 2>/dev/null || echo 0) + 1 )); echo $n > {tmp_path}/calls
   case $n in {fails}) echo "bwrap: Creating new namespace failed: Resource temporarily unavailable" >&2; exit 1;; esac;;
 esac
@@ -358,7 +358,8 @@ def test_the_run_stops_when_the_first_submissions_all_fail_the_same_way(course_a
 
 def test_setup_cells_that_fail_in_the_sandbox_stop_the_run_before_any_grading(tmp_path, monkeypatch, capsys):
     """The course importable on the TA's side only through an environment variable the sandbox clears:
-    every submission would score zero; the preflight kernel stops the run first and nothing is recorded."""
+    every submission would score zero: the first kernel's setup cell fails before any student code, the run stops
+    there and nothing is recorded."""
     extra = tmp_path / "only-here"
     extra.mkdir()
     (extra / "course_extras.py").write_text("VALUE = 1\n")

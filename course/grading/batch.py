@@ -19,9 +19,10 @@ cell fails before any student code ran, a grading process is lost: `result["infr
 is never a score: the submission is graded again, up to `GradeOptions.retries` times (not
 after running past the hard time limit, which it would do again), and after that stays ungraded (no gradebook row, no CSV row, no done-marker), named in the
 report as one to grade again; the next run grades it. A failure that hits every
-submission the same way is the grader's: a preflight kernel runs each assignment's setup
-cells in the sandbox beside the first submissions, before anything is recorded, and the run
-stops (`GradingStopped`) when they fail or when the first submissions all fail the same way.
+submission the same way is the grader's, and the run stops (`GradingStopped`): when an
+assignment's setup cells fail in the sandbox before any submission of it was graded (they run
+first, before any student code, so they would fail for every submission: torch or `helpers`
+not importable there), and when the first submissions all fail the same way.
 """
 
 from __future__ import annotations
@@ -42,9 +43,10 @@ from course.grading.contract import (
     GradeOptions,
     GradeRun,
     RESULT_FORMAT,
+    SETUP_FAILED,
     GradingStopped,
 )
-from course.grading.preflight import Preflight, max_notebooks, register
+from course.grading.preflight import max_notebooks, register
 from course.grading.present import Progress, present
 from course.grading.resume import done_problems, expected_seconds, fingerprint, write_json
 from course.grading.sandbox.policy import make_sandbox
@@ -169,7 +171,6 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
             def on_result(job, result):
                 from course.grading.pool import HARD_LIMIT, STOP
 
-                check.wait()
                 key = (job.student, job.assignment)
                 attempts[key] = attempts.get(key, 0) + 1
                 failure = result.get("infrastructure")
@@ -182,6 +183,12 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                         marker = by_job[id(job)][1]
                         marker.parent.mkdir(parents=True, exist_ok=True)
                         marker.with_suffix(".log").write_text(result["log"])
+                    if failure["kind"] == SETUP_FAILED and not any(a == job.assignment for _, a in graded):
+                        # The instructor's setup cells ran first, before any student code: every submission of
+                        # this assignment would fail there (a setup that passed once may fail once: retried).
+                        stopped.append(f"the setup cells fail in the sandbox, so every submission would: "
+                                       f"{failure['detail']}")
+                        return STOP
                     if stopped or (_same_failure(first_failures) and not graded):
                         stopped.append(f"the first {SAME_FAILURE_STOPS} submissions all failed the same way "
                                        f"before any student code could be blamed ({why})")
@@ -211,13 +218,7 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                 progress.finished(job, result)
                 return None
 
-            # Beside the first submissions, not before them; nothing is recorded before it passed.
-            check = Preflight(course, sorted(templates), templates, sandbox, tmp / "preflight", threads=pool.threads)
-            try:
-                pool.run([job for job, _, _ in jobs], hard_limit, on_start=progress.started, on_result=on_result)
-                check.wait()
-            finally:
-                check.close()
+            pool.run([job for job, _, _ in jobs], hard_limit, on_start=progress.started, on_result=on_result)
             progress.close()
             if stopped:
                 record(class_dir, db_url, graded, problems)     # what finished before the stop stands

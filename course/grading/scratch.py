@@ -262,25 +262,3 @@ def setup_cell_ids(template_db: str, assignment: str, source: Path) -> dict[str,
             found[name].append(_grade_id(cell))
     return found
 
-
-def setup_cells(template_db: str, assignment: str, source: Path, names: list[str]) -> list[str]:
-    """The sources (as the gradebook holds them) of the instructor cells `names` that come before the
-    first other code cell of each notebook: what runs before any student code does."""
-    import nbformat
-    from nbgrader.api import Gradebook
-
-    found = []
-    with Gradebook(f"sqlite:///{template_db}") as gb:
-        for definition in gb.find_assignment(assignment).notebooks:
-            texts = {c.name: c.source for c in definition.source_cells}
-            try:
-                nb = nbformat.read(str(source / f"{definition.name}.ipynb"), as_version=4)
-            except Exception:  # noqa: BLE001 - no source notebook to order them by: nothing to try
-                continue
-            for cell in nb.cells:
-                if cell.cell_type != "code":
-                    continue
-                if _grade_id(cell) not in names:
-                    break
-                found.append(texts[_grade_id(cell)])
-    return found
