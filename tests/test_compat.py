@@ -2,8 +2,11 @@
 
 The real run installs that torch (PyPI's CUDA build, which runs on a CPU) and the pinned rest in
 build/compat/<version>/ (minutes on a clean machine, then reused), autogrades the reference,
-untouched and one wrong answer of each exercise there; the reference submission, run whole, must
-raise in no cell.
+untouched and one wrong and one right answer of each exercise there; the reference submission, run
+whole, must raise in no cell. In the suite it does so for the two notebooks whose APIs move most
+between torch versions (03: autocast and GradScaler; 04: torch.load's weights_only and its errors,
+what broke on torch 2.4.0): all six took 305 s of the suite's 30 min. A maintainer runs all six,
+`course compat VERSION`, before raising the pin (the README's Measured section).
 """
 
 import subprocess
@@ -19,6 +22,7 @@ from course.checkout import Course
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = Course(ROOT)
+API_SENSITIVE = ("03_gpu_memory", "04_serialization")
 
 
 def report(version="2.15.0", url="https://example.org/torch-2.15.0-cp311-linux_x86_64.whl"):
@@ -57,10 +61,10 @@ def test_a_reference_cell_that_raised_is_found(tmp_path):
 @pytest.mark.xdist_group("venv")      # with test_colab.py, which uses the same venv
 def test_newest_torch_grades_and_runs_the_course():
     result = subprocess.run([sys.executable, "-m", "course.cli", "--root", str(ROOT), "compat", NEWEST,
-                             "--sample", "1"], capture_output=True, text=True, timeout=1500)
+                             "--sample", "1", *API_SENSITIVE], capture_output=True, text=True, timeout=1500)
     out = result.stdout + result.stderr
     assert result.returncode == 0, out[-6000:]
     assert f"course compat: torch {NEWEST}: all held" in result.stdout, out[-6000:]
     lines = [line for line in result.stdout.splitlines() if "wrong answers losing points" in line]
-    assert len(lines) == len(COURSE.assignments()), out[-6000:]
+    assert len(lines) == len(API_SENSITIVE), out[-6000:]
     assert all("reference notebook ran without error" in line for line in lines), lines
