@@ -1,6 +1,6 @@
 """Plain serial `nbgrader autograde` against `course grade --jobs N` on the same class.
 
-    python benchmarks/grade_benchmark.py [--min-submissions 12] [--jobs 2] [--keep DIR]
+    python benchmarks/grade_benchmark.py [--min-submissions 12] [--jobs 2] [--rounds 3] [--per-notebook] [--keep DIR]
 
 Makes a class from the course's own notebooks (for every assignment in source/: the
 reference answers, half of them, the untouched release, realistic wrong answers from
@@ -14,7 +14,10 @@ parallel speed-up here), then times
   2. `course grade --jobs N`, as a TA runs it (sandboxed, with feedback and the CSV);
 
 checks that both gradebooks hold the same score for every graded cell, and prints the
-speed ratio. Last, one notebook at a time, it grades the
+speed ratio. With --rounds N it times the two N times, one after the other in turn (plain, ours,
+plain, ours, ...), and prints every round's ratio and their median: on a shared virtual machine one
+run's ratio moved between 1.61x and 1.80x from one quarter hour to the next with the same code.
+With --per-notebook, last, one notebook at a time, it grades the
 reference answers of each assignment with `course grade --jobs 1` and executes the same
 notebook alone (nbclient, no nbgrader, no sandbox): the difference is the per-notebook
 grading overhead.
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import shutil
 import subprocess
 import sys
@@ -146,6 +150,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--min-submissions", type=int, default=12)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=1, help="time both this many times, in turn; the median ratio")
+    parser.add_argument("--per-notebook", action="store_true",
+                        help="then time each notebook alone, graded and executed")
     parser.add_argument("--keep", type=Path, default=None, help="keep the two class folders here")
     args = parser.parse_args()
     course = Course(ROOT)
@@ -164,14 +171,16 @@ def main() -> int:
         print(f"this machine's ceiling: {args.jobs} CPU-bound processes at once run {ceiling:.2f}x as fast "
               "as one after the other (median of 3)", flush=True)
 
-        t_plain = plain_nbgrader(plain_dir, assignments)
-        print(f"plain nbgrader autograde, serial:                  {t_plain:7.1f} s  "
-              f"({t_plain / len(made):.1f} s a notebook)", flush=True)
-        t_ours = course_grade(ours_dir, args.jobs)
-        busy = sum(entry["seconds"] for entry in journal(ours_dir).values())
-        print(f"course grade --jobs {args.jobs} (sandboxed, with feedback): {t_ours:7.1f} s  "
-              f"({t_ours / len(made):.1f} s a notebook; its workers were busy {busy / (args.jobs * t_ours):.0%} "
-              f"of the time)", flush=True)
+        ratios = []
+        for round_ in range(1, args.rounds + 1):
+            t_plain = plain_nbgrader(plain_dir, assignments)
+            t_ours = course_grade(ours_dir, args.jobs)
+            busy = sum(entry["seconds"] for entry in journal(ours_dir).values())
+            ratios.append(t_plain / t_ours)
+            print(f"round {round_}: plain nbgrader autograde, serial {t_plain:6.1f} s ({t_plain / len(made):.1f} s a "
+                  f"notebook) | course grade --jobs {args.jobs} (sandboxed, with feedback) {t_ours:5.1f} s "
+                  f"({t_ours / len(made):.1f} s a notebook; its workers busy {busy / (args.jobs * t_ours):.0%}) | "
+                  f"{t_plain / t_ours:.2f}x | load average {os.getloadavg()[0]:.1f}", flush=True)
 
         plain_scores = {a: cell_scores(f"sqlite:///{plain_dir / 'gradebook.db'}", a) for a in assignments}
         our_scores = {a: cell_scores(f"sqlite:///{ours_dir / 'gradebook.db'}", a) for a in assignments}
@@ -183,35 +192,40 @@ def main() -> int:
               f"{len(made)} submissions compared)")
         for d in differ:
             print("  differs:", d)
-        print(f"speed ratio, plain / course grade --jobs {args.jobs}: {t_plain / t_ours:.2f}x "
-              f"(the machine's ceiling for {args.jobs} processes: {ceiling:.2f}x)")
-
-        # Per notebook, one at a time: the reference answers of each assignment executed alone,
-        # then graded by `course grade --jobs 1` (its own time for that notebook, without the
-        # few seconds the command needs to start).
-        single_dir = tmp / "single"
-        for assignment in assignments:
-            source = cells.read(course.source_notebook(assignment))
-            release = cells.read(course.release_notebook(assignment))
-            submit(single_dir, assignment, "full", with_answers(release, reference_answers(source)))
-        register(course, single_dir, assignments)
-        course_grade(single_dir, 1)
-        noted = journal(single_dir)
-        print("\nper notebook, one at a time (s): executed alone | graded by course grade --jobs 1 "
-              "(autograde + feedback) | overhead")
-        for assignment in assignments:
-            alone = execute_alone(single_dir / "autograded" / "full" / assignment / f"{assignment}.ipynb")
-            entry = noted[("full", assignment)]
-            total = entry["seconds"]
-            print(f"  {assignment:22} {alone:6.1f} | {total:6.1f} ({entry['seconds_autograde']:.1f} + "
-                  f"{entry['seconds_feedback']:.1f}) | {total - alone:+6.1f} ({(total - alone) / alone:+.0%})",
-                  flush=True)
+        print(f"speed ratio, plain / course grade --jobs {args.jobs}: {statistics.median(ratios):.2f}x"
+              + (f" (median of {len(ratios)} rounds; lowest {min(ratios):.2f}x, highest {max(ratios):.2f}x)"
+                 if len(ratios) > 1 else "")
+              + f" (the machine's ceiling for {args.jobs} processes: {ceiling:.2f}x)", flush=True)
+        if args.per_notebook:
+            per_notebook(course, assignments, tmp / "single")
         print(f"\nload average after: {os.getloadavg()[0]:.1f}")
         if args.keep:
             shutil.copytree(tmp, args.keep, dirs_exist_ok=True)
         return 0 if not differ else 1
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def per_notebook(course: Course, assignments: list[str], single_dir: Path) -> None:
+    # Per notebook, one at a time: the reference answers of each assignment executed alone,
+    # then graded by `course grade --jobs 1` (its own time for that notebook, without the
+    # few seconds the command needs to start).
+    for assignment in assignments:
+        source = cells.read(course.source_notebook(assignment))
+        release = cells.read(course.release_notebook(assignment))
+        submit(single_dir, assignment, "full", with_answers(release, reference_answers(source)))
+    register(course, single_dir, assignments)
+    course_grade(single_dir, 1)
+    noted = journal(single_dir)
+    print("\nper notebook, one at a time (s): executed alone | graded by course grade --jobs 1 "
+          "(autograde + feedback) | overhead")
+    for assignment in assignments:
+        alone = execute_alone(single_dir / "autograded" / "full" / assignment / f"{assignment}.ipynb")
+        entry = noted[("full", assignment)]
+        total = entry["seconds"]
+        print(f"  {assignment:22} {alone:6.1f} | {total:6.1f} ({entry['seconds_autograde']:.1f} + "
+              f"{entry['seconds_feedback']:.1f}) | {total - alone:+6.1f} ({(total - alone) / alone:+.0%})",
+              flush=True)
 
 
 if __name__ == "__main__":

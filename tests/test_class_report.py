@@ -204,7 +204,7 @@ def test_degenerate_cases_say_why_instead_of_a_number(stats):
     assert one.r.value is None and "one student" in one.r.note and one.d.value is None
     assert (stats["hw_one"].mean, stats["hw_one"].median, stats["hw_one"].zeros) == (1, 1, 0)
     assert point_biserial([0, 1, 0], [2, 2, 2]).note.startswith("the other cells")
-    text = re.sub(r"data:image/png;base64,[^'\"]*", "", page("made", list(stats.values()), []))
+    text = re.sub(r"data:image/svg+xml;base64,[^'\"]*", "", page("made", list(stats.values()), []))
     assert not re.search(r"\bnan\b", text, re.IGNORECASE) and "—" in text
 
 
@@ -258,7 +258,8 @@ def test_a_hostile_message_and_student_id_are_shown_as_text(tmp_path):
     parser.feed(text)
     tags = [tag for tag, _ in parser.tags]
     assert "script" not in tags and "marquee" not in tags
-    assert all(attrs.get("src", "").startswith("data:image/png;base64,") for tag, attrs in parser.tags if tag == "img")
+    assert all(attrs.get("src", "").startswith("data:image/svg+xml;base64,")
+               for tag, attrs in parser.tags if tag == "img")
     assert tags.count("img") == 2                       # the two figures, no image of the student's
     assert not any(name.startswith("on") for _, attrs in parser.tags for name in attrs)
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text and "&lt;marquee&gt;mallory" in text

@@ -38,7 +38,7 @@ READ_JS = """() => {
         .map(tr => [tr.dataset.cell, stats(tr)])),
     figures: [...sec.querySelectorAll('img.figure')].map(img => ({
         kind: img.dataset.figure, loaded: img.complete && img.naturalWidth > 100 && img.naturalHeight > 100,
-        inline: img.src.startsWith('data:image/png;base64,')})),
+        inline: img.src.startsWith('data:image/svg+xml;base64,')})),
   };
 }"""
 

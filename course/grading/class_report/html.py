@@ -2,7 +2,7 @@
 
 Everything the statistics carry from a submission (failing messages, student ids) is escaped
 here, once, by `_e`; the messages were already capped and stripped of control characters by
-`course.grading.class_report.stats.failing_message`. Figures are matplotlib PNGs embedded as data URIs, so
+`course.grading.class_report.stats.failing_message`. Figures are SVG documents (`figures`) embedded as data URIs, so
 the file can be mailed or opened from a USB stick.
 """
 
@@ -104,9 +104,9 @@ def _assignment(a: AssignmentStats) -> str:
         "</section>"])
 
 
-def _img(png: bytes, alt: str, kind: str) -> str:
-    data = base64.b64encode(png).decode()
-    return f"<img class='figure' data-figure='{_e(kind)}' alt='{_e(alt)}' src='data:image/png;base64,{data}'>"
+def _img(svg: bytes, alt: str, kind: str) -> str:
+    data = base64.b64encode(svg).decode()
+    return f"<img class='figure' data-figure='{_e(kind)}' alt='{_e(alt)}' src='data:image/svg+xml;base64,{data}'>"
 
 
 def _summary(a: AssignmentStats) -> str:
