@@ -413,7 +413,9 @@ def test_a_python_environment_under_tmp_can_grade(tmp_path):
 def test_files_handed_in_cannot_replace_the_kernel_or_the_course_package(tmp_path):
     """A submission's own ipykernel_launcher.py and helpers/ stay behind the installed ones (they would run
     before any check, or stand in for helpers.checks), and a file too big for the kernel's working folder
-    cannot keep the kernel from starting: files besides the notebook are left out, and counted."""
+    cannot keep the kernel from starting: files besides the notebook are left out, and counted. So is
+    nbgrader's timestamp.txt when padded past a line (a valid time, then spaces: it parses, and copied into
+    the kernel's working folder it filled it before the setup cells ran, a red team's find)."""
     course = mini_course(tmp_path / "course", setup="import time\nimport helpers.checks")
     class_dir = tmp_path / "class"
     hand_in(class_dir, course, "ann", CORRECT)
@@ -423,9 +425,10 @@ def test_files_handed_in_cannot_replace_the_kernel_or_the_course_package(tmp_pat
     (folder / "helpers" / "__init__.py").write_text("raise ImportError('not the course package')\n")
     with open(folder / "data.bin", "wb") as f:
         f.truncate(40 << 20)        # the kernel's working folder holds 32 MiB here
+    (folder / "timestamp.txt").write_text("2026-12-01 12:00:00.000000 UTC" + " " * (40 << 20))
     run = grade(course, class_dir, [MINI], GradeOptions(jobs=1, limits=Limits(tmp_size=32 << 20)), **QUIET)
     assert _scores(class_dir) == {"ann": 1.0}, run.report
-    assert "ann / mini / submission: 3 other files handed in left out: only the notebooks are graded" \
+    assert "ann / mini / submission: 4 other files handed in left out: only the notebooks are graded" \
            in run.report, run.report
 
 

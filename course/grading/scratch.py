@@ -149,8 +149,11 @@ def prepare(job: Job, scratch: Path) -> tuple[int, list[Problem]]:
     for name in wanted:
         handed_in = Path(job.submission) / name
         try:
-            if not stat.S_ISREG(handed_in.lstat().st_mode):
+            info = handed_in.lstat()
+            if not stat.S_ISREG(info.st_mode):
                 continue        # a link or special file: left out
+            if name == TIMESTAMP_FILE and info.st_size > TIMESTAMP_BYTES:
+                continue        # padded: it would fill the kernel's capped working folder before the setup cells
             shutil.copyfile(handed_in, submitted / name, follow_symlinks=False)
         except OSError:
             continue            # missing or unreadable: as if not handed in
@@ -164,6 +167,7 @@ def prepare(job: Job, scratch: Path) -> tuple[int, list[Problem]]:
 
 
 TIMESTAMP_FILE = "timestamp.txt"    # nbgrader's CourseDirectory.timestamp_file: the late penalty reads it
+TIMESTAMP_BYTES = 1024              # nbgrader writes one line of about 30 bytes; a bigger one is left out
 
 
 def notebook_names(template_db: str, assignment: str) -> list[str]:
