@@ -2,6 +2,7 @@
 a worker that dies or runs past the hard limit is replaced and its job is a failure of the grader's, a job
 on_result asks for again is graded again, STOP starts no more."""
 
+import pickle
 import socket
 import subprocess
 import sys
@@ -103,3 +104,48 @@ def test_a_job_asked_for_again_is_graded_again_and_stop_starts_no_more(fake_pool
 def test_failures_of_the_grader_carry_the_job_and_no_score():
     failed = pool._failed(job("x"), WORKER_LOST, "the grading process died")
     assert failed["graded"] is False and failed["record"] is None and failed["student"] == "x"
+
+
+class RecordingExecutor:
+    """An executor of the grader's failures only, in this process: what `course grade` hands any executor."""
+
+    made: list["RecordingExecutor"] = []
+
+    def __init__(self, processes: int, threads: int):
+        self.processes, self.threads, self.ran, self.ended = processes, threads, [], None
+        RecordingExecutor.made.append(self)
+
+    def run(self, jobs, hard_limit, on_start=None, on_result=None):
+        pending = list(jobs)
+        while pending:
+            job = pending.pop(0)
+            self.ran.append(pickle.loads(pickle.dumps(job)))     # a cluster ships it: plain data
+            on_start(job)
+            if on_result(job, pool._failed(job, WORKER_LOST, "the cluster lost its worker")) is True:
+                pending.append(job)
+
+    def close(self):
+        self.ended = "close"
+
+    def stop(self):
+        self.ended = "stop"
+
+
+@pytest.mark.slow       # registers the assignment with nbgrader: seconds
+def test_course_grade_runs_on_any_executor_and_a_lost_job_is_never_a_score(tmp_path):
+    from test_grade_mechanics import CORRECT, MINI, _scores, hand_in, mini_course
+
+    from course.grading.batch import grade
+    from course.grading.contract import GradeOptions
+
+    course = mini_course(tmp_path / "course")
+    for student in ("ann", "bob"):
+        hand_in(tmp_path / "class", course, student, CORRECT)
+    RecordingExecutor.made.clear()
+    run = grade(course, tmp_path / "class", [MINI], GradeOptions(jobs=2, allow_unsandboxed=True),
+                say=lambda *a, **k: None, executor=RecordingExecutor)
+    (executor,) = RecordingExecutor.made
+    assert executor.processes == 2 and executor.ended == "stop"     # nothing graded: nothing to wait for
+    assert sorted(j.student for j in executor.ran) == ["ann"] * 3 + ["bob"] * 3     # two more tries each
+    assert all(j.assignment == MINI and j.template_db and j.sandbox_json for j in executor.ran)
+    assert set(run.ungraded) == {("ann", MINI), ("bob", MINI)} and _scores(tmp_path / "class") == {}

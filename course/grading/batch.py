@@ -44,6 +44,7 @@ from course.grading.contract import (
     GradeRun,
     RESULT_FORMAT,
     SETUP_FAILED,
+    ExecutorFactory,
     GradingStopped,
 )
 from course.grading.preflight import max_notebooks, register
@@ -68,7 +69,10 @@ def submissions(class_dir: Path, assignments: list[str]) -> list[tuple[str, str]
     return found
 
 
-def grade(course: Course, class_dir: Path, assignments: list[str], options: GradeOptions, say=print) -> GradeRun:
+def grade(course: Course, class_dir: Path, assignments: list[str], options: GradeOptions, say=print,
+          executor: ExecutorFactory | None = None) -> GradeRun:
+    """Grade every submission of `assignments` in `class_dir` not graded yet; `executor` makes where the jobs run
+    (default: `course.grading.pool.Pool`, processes on this machine)."""
     from course.grading.pool import Pool
 
     started = time.perf_counter()
@@ -77,7 +81,7 @@ def grade(course: Course, class_dir: Path, assignments: list[str], options: Grad
     # The workers start first: importing nbgrader takes each process seconds, so they do it
     # while this process sets up the sandbox, imports the same and registers the assignments.
     threads = max(1, (os.cpu_count() or 1) // options.jobs)
-    pool = Pool(min(options.jobs, len(todo)), threads) if todo else None
+    pool = (executor or Pool)(min(options.jobs, len(todo)), threads) if todo else None
     finished = False
     previous = _end_on_sigterm()
     try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import NamedTuple
+from typing import Callable, NamedTuple, Protocol
 
 from nbformat.notebooknode import NotebookNode
 
@@ -76,6 +76,29 @@ class Job:
     scratch: str             # an empty folder for this job
     sandbox_json: str
     feedback: bool = True
+
+
+class Executor(Protocol):
+    """Where jobs are graded: each Job goes to `course.grading.worker.grade_submission` in a process of the
+    executor's (a Job is plain, picklable data, and so is the result dict), and each result comes back to
+    `on_result` in the TA's process, which alone commits it. `course.grading.pool.Pool` is the local one, long-lived
+    processes on this machine; a cluster's executor stands beside it with the same three methods.
+
+    `run` calls on_start(job) as a job starts and on_result(job, result) as it ends; on_result's True asks for
+    the job again (after the others), `course.grading.pool.STOP` starts no more. A result that is the grader's
+    failure (a lost process, a job past `hard_limit` seconds) carries `result["infrastructure"]`."""
+
+    def run(self, jobs: list[Job], hard_limit: float, on_start=None, on_result=None) -> None: ...
+
+    def close(self) -> None:
+        """Done: let the processes end."""
+
+    def stop(self) -> None:
+        """Interrupted: end every process now, running jobs included."""
+
+
+# How `course.grading.batch.grade` makes its executor: (processes, CPU threads per kernel) -> Executor.
+ExecutorFactory = Callable[[int, int], Executor]
 
 
 class GradingStopped(RuntimeError):
