@@ -103,3 +103,8 @@ def test_a_judge_past_its_time_is_ended_as_the_graders_failure(run, server, monk
         run("while True:\n    pass", seconds=1)
     assert time.monotonic() - started < 30
     assert server.proc is None          # the zygote went with it; the next notebook starts a fresh one
+
+
+def test_what_a_test_imports_on_its_first_optimizer_is_imported_once_in_the_zygote(run):
+    # Each notebook's child is forked from the zygote: an import there is paid once per worker, not per notebook.
+    assert errors(run("import sys\nassert 'torch._dynamo' in sys.modules and 'sympy' in sys.modules")) == []

@@ -250,6 +250,7 @@ def zygote(fd: int, threads: int) -> None:
     import matplotlib.pyplot  # noqa: F401 - a plot check's import, once
     import torch
 
+    _import_dynamo()
     import helpers.checks  # noqa: F401
     from course.grading.verdicts import judge as verdicts  # noqa: F401
 
@@ -332,6 +333,16 @@ def utf8_prefix(text: str, limit: int) -> str:
 def _cut(text: str) -> str:
     kept = utf8_prefix(text, MAX_MESSAGE)
     return kept if kept == text else f"{kept} ... [{len(text) - len(kept)} more characters]"
+
+
+def _import_dynamo() -> None:
+    """Import torch._dynamo (and sympy with it) once here, not in every child: the first optimizer a test builds
+    imports it (`Optimizer.__init__`), and so does a test of any notebook through torch's symbolic shapes. It
+    was most of a child's CPU time: 1.2 to 2.0 s of each notebook's, 0.2 to 1.1 s once imported here."""
+    try:
+        import torch._dynamo  # noqa: F401
+    except Exception:  # noqa: BLE001 - a torch without it on this Python: each test that needs it fails as it would
+        pass
 
 
 def _seed_matplotlib() -> None:
