@@ -108,3 +108,8 @@ def test_a_judge_past_its_time_is_ended_as_the_graders_failure(run, server, monk
 def test_what_a_test_imports_on_its_first_optimizer_is_imported_once_in_the_zygote(run):
     # Each notebook's child is forked from the zygote: an import there is paid once per worker, not per notebook.
     assert errors(run("import sys\nassert 'torch._dynamo' in sys.modules and 'sympy' in sys.modules")) == []
+
+
+def test_no_other_process_of_the_judges_uid_can_read_a_notebooks_judge(run):
+    # PR_GET_DUMPABLE (3) is 0: /proc/PID/mem, ptrace and pidfd_getfd are closed to a process a notebook left behind.
+    assert errors(run("import ctypes\nassert ctypes.CDLL(None).prctl(3, 0, 0, 0, 0) == 0")) == []

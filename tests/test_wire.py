@@ -78,3 +78,24 @@ def test_keys_that_could_share_one_hash_are_refused_at_once():
     with pytest.raises(WireError):
         decode(pack([0] * (MAX_ITEMS + 1)))
     assert decode(pack({"a": 1, 2: [1.5, None]})) == {"a": 1, 2: [1.5, None]}
+
+
+def test_a_class_comes_only_by_its_own_name():
+    # The kernel names a class by (__module__, __qualname__); a notebook can rename its copy of a class that one
+    # of torch's modules imports (sympy.FiniteSet evals a string it is called with; subprocess.Popen).
+    import torch._strobelight.cli_function_profiler  # noqa: F401 - imports subprocess
+    import torch.utils._sympy.numbers  # noqa: F401 - imports sympy
+
+    from course.grading.kernel.protocol import TAG_LIBRARY
+    from course.grading.verdicts.decode import Decoder
+
+    def taken(module, qualname):
+        return Decoder(None, []).value((TAG_LIBRARY, module, qualname))
+
+    assert taken("torch.nn.modules.linear", "Linear") is nn.Linear
+    assert taken("collections", "OrderedDict") is collections.OrderedDict
+    for module, qualname in [("torch.utils._sympy.numbers", "sympy.FiniteSet"),
+                             ("torch._strobelight.cli_function_profiler", "subprocess.Popen"),
+                             ("torch.nn", "Linear")]:      # a re-export: not the name the kernel sends
+        with pytest.raises(WireError, match="own"):
+            taken(module, qualname)

@@ -224,6 +224,11 @@ def _library_object(module: str, qualname: str) -> type:
             raise WireError(f"no {module}.{qualname[:80]} in the grader's libraries")
     if not isinstance(found, type):
         raise WireError(f"{module}.{qualname[:80]} is not a class")
+    # Only a class by its own name: the walk above also goes through a module's imports (sympy's classes, which
+    # eval a string, or subprocess.Popen, reached from a torch module), and a notebook can give its copy of such a
+    # class an allowed-looking __module__ and __qualname__. The kernel names a class by exactly these two.
+    if found.__module__ != module or found.__qualname__ != qualname:
+        raise WireError(f"{module}.{qualname[:80]} is not a class of that library's own")
     return found
 
 

@@ -245,6 +245,7 @@ def _matplotlib_cache() -> tuple[str, ...]:
 def zygote(fd: int, threads: int) -> None:
     """Import everything a test needs, then fork a child for every notebook the grader opens."""
     sock = socket.socket(fileno=fd)
+    _not_dumpable()
     _seed_matplotlib()
     os.environ.setdefault("MPLBACKEND", "Agg")
     import matplotlib.pyplot  # noqa: F401 - a plot check's import, once
@@ -333,6 +334,17 @@ def utf8_prefix(text: str, limit: int) -> str:
 def _cut(text: str) -> str:
     kept = utf8_prefix(text, MAX_MESSAGE)
     return kept if kept == text else f"{kept} ... [{len(text) - len(kept)} more characters]"
+
+
+def _not_dumpable() -> None:
+    """Make this process and every child it forks undumpable: another process of the judge's uid (one a
+    notebook's test code might leave running) can then neither read their memory (/proc/PID/mem), trace them,
+    nor take their sockets (pidfd_getfd), so it cannot reach a later notebook's tests or the grader's socket."""
+    import ctypes
+
+    PR_SET_DUMPABLE = 4
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
 
 
 def _import_dynamo() -> None:
