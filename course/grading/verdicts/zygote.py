@@ -353,7 +353,7 @@ def _import_dynamo() -> None:
     was most of a child's CPU time: 1.2 to 2.0 s of each notebook's, 0.2 to 1.1 s once imported here."""
     try:
         import torch._dynamo  # noqa: F401
-    except Exception:  # noqa: BLE001 - a torch without it on this Python: each test that needs it fails as it would
+    except (ImportError, RuntimeError):   # a torch without it on this Python: a test that needs it fails as it would
         pass
 
 
