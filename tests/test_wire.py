@@ -84,7 +84,8 @@ def test_a_class_comes_only_by_its_own_name():
     # The kernel names a class by (__module__, __qualname__); a notebook can rename its copy of a class that one
     # of torch's modules imports (sympy.FiniteSet evals a string it is called with; subprocess.Popen).
     import torch._strobelight.cli_function_profiler  # noqa: F401 - imports subprocess
-    import torch.utils._sympy.numbers  # noqa: F401 - imports sympy
+    import torch.utils._sympy.functions  # noqa: F401 - imports sympy
+    import torch.utils._sympy.numbers  # noqa: F401
 
     from course.grading.kernel.protocol import TAG_LIBRARY
     from course.grading.verdicts.decode import Decoder
@@ -99,3 +100,8 @@ def test_a_class_comes_only_by_its_own_name():
                              ("torch.nn", "Linear")]:      # a re-export: not the name the kernel sends
         with pytest.raises(WireError, match="own"):
             taken(module, qualname)
+    # torch's own classes built on sympy's: called with a string (by a test, or as a hook a notebook put on a
+    # test's model), they sympify it, which evals it.
+    for qualname in ("ToFloat", "FloorToInt", "Max"):
+        with pytest.raises(WireError, match="built on sympy"):
+            taken("torch.utils._sympy.functions", qualname)

@@ -229,6 +229,11 @@ def _library_object(module: str, qualname: str) -> type:
     # class an allowed-looking __module__ and __qualname__. The kernel names a class by exactly these two.
     if found.__module__ != module or found.__qualname__ != qualname:
         raise WireError(f"{module}.{qualname[:80]} is not a class of that library's own")
+    # Nor one built on another library's class: torch defines sympy functions (torch.utils._sympy), which sympify,
+    # and so eval, the strings they are called with (a test's call, or a hook a notebook sets on a test's model).
+    foreign = [kind for kind in found.__mro__ if kind.__module__.split(".")[0] not in CLASS_LIBRARIES]
+    if foreign:
+        raise WireError(f"{module}.{qualname[:80]} is built on {foreign[0].__module__[:80]}.{foreign[0].__qualname__[:80]}")
     return found
 
 
