@@ -132,7 +132,10 @@ class Decoder:
             except TypeError:
                 raise WireError("a record with the wrong fields") from None
         if tag == TAG_NUMPY_SCALAR and len(rest) == 2 and type(rest[0]) is str and type(rest[1]) in (bool, int, float, complex):
-            return _numpy_dtype(rest[0]).type(rest[1])
+            try:
+                return _numpy_dtype(rest[0]).type(rest[1])
+            except (OverflowError, TypeError, ValueError):     # 2**70 as an int64
+                raise WireError("a numpy number out of its dtype's range") from None
         if tag == TAG_NUMPY_ARRAY and len(rest) == 1 and type(rest[0]) is torch.Tensor:
             _numpy_dtype(str(rest[0].dtype).removeprefix("torch."))
             return rest[0].numpy()

@@ -4,6 +4,7 @@ copy in the kernel has (parameters, buffers, gradients, modes, an optimizer's st
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import types
@@ -49,7 +50,8 @@ def _apply(node, state, decoder: Decoder) -> None:
             _apply_tensor(node, decoder.tensor(state[1:], 0))
         elif tag == TAG_LIST and type(node) is list and len(state) == 2:
             new = decoder.value((TAG_LIST, state[1]))
-            new = [_keep_own(old, item) for old, item in zip(node, new)] + new[len(node):]
+            new = [_keep_own(old, item) for old, item in zip(node, new)] + [_keep_own(_MISSING, item)
+                                                                           for item in new[len(node):]]
             if not _same(node, new):
                 node[:] = new
         elif tag == TAG_MAPPING and isinstance(node, dict) and len(state) == 3:
@@ -62,24 +64,61 @@ def _apply(node, state, decoder: Decoder) -> None:
             if type(state[1]) is torch.Tensor and state[1].dtype == torch.uint8:
                 node.set_state(state[1])
         elif tag == TAG_ATTRS and len(state) == 2 and type(state[1]) is list:
-            attributes = node.__dict__
             for pair in state[1]:
-                if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
-                    continue
-                current = attributes.get(pair[0], _MISSING)
-                new = _keep_own(current, decoder.value(pair[1]))
-                if not _same(current, new):
-                    attributes[pair[0]] = new
+                if type(pair) is list and len(pair) == 2 and type(pair[0]) is str and not _special(pair[0]):
+                    try:
+                        _apply_attribute(node.__dict__, pair[0], decoder.value(pair[1]))
+                    except WireError:
+                        pass        # that attribute stays as it was; the others still come back
     except (WireError, RuntimeError, TypeError, ValueError):
         pass        # a state that does not fit: the grader's argument stays as it was
 
 
+def _apply_attribute(attributes: dict, name: str, value) -> None:
+    current = attributes.get(name, _MISSING)
+    new = _keep_own(current, value)
+    if not _same(current, new):
+        attributes[name] = new
+
+
+def _special(name: str) -> bool:
+    """A name Python or a library looks up on an object to decide how to treat it (numpy reads
+    `__array_interface__` from an instance: a notebook could point an array at the judge's memory).
+    No state a test's object needs back has one."""
+    return name.startswith("__") and name.endswith("__")
+
+
 def _keep_own(current, new):
     """The grader's own function, class or module where the kernel only names an object of its own:
-    the kernel copy held the same one (a DataLoader's collate_fn), which it cannot send as data."""
+    the kernel copy held the same one (a DataLoader's collate_fn), which it cannot send as data.
+    A class or module comes back only where the grader's object already holds that very one."""
     if type(new) is KernelObject and isinstance(current, _STATELESS + (types.MethodType, functools.partial)):
         return current
+    if _code_in(new) - _code_in(current):
+        raise WireError("a class or module the notebook put on a test's object")
     return new
+
+
+def _code_in(value) -> set[int]:
+    """The classes and modules in `value` and its containers and records, by identity. A class the notebook
+    put on a test's object would run here when the test's own code calls what it finds there (a hook on a
+    model, a DataLoader's collate_fn): torch has classes that write a file or start a process when called."""
+    found, stack, seen = set(), [value], set()
+    while stack:
+        item = stack.pop()
+        if type(item) in SCALARS or id(item) in seen:
+            continue
+        seen.add(id(item))      # a decoded value is a tree of at most wire.MAX_ITEMS; the grader's own may have cycles
+        if isinstance(item, (type, types.ModuleType)):
+            found.add(id(item))
+        elif type(item) in (list, tuple, set, frozenset):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif dataclasses.is_dataclass(item):
+            stack.extend(vars(item).values())
+    return found
 
 
 def _apply_tensor(node: torch.Tensor, new: torch.Tensor) -> None:
