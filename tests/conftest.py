@@ -60,3 +60,18 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=browser_missing()))
         if item.get_closest_marker("sandbox") and sandbox_missing():
             item.add_marker(pytest.mark.skip(reason=sandbox_missing()))
+
+
+def pytest_report_header(config):
+    # Say where plain nbgrader's grades come from (tests/plain_record.py): read from a record, or graded now.
+    import os
+
+    import plain_record
+    from grading_support import COURSE
+
+    if os.environ.get("COURSE_PLAIN_LIVE"):
+        return "plain nbgrader: graded in this run (COURSE_PLAIN_LIVE)"
+    recorded = plain_record.fresh(COURSE)
+    live = [a for a in COURSE.assignments() if a not in recorded]
+    return (f"plain nbgrader: read from tests/recorded/ for {', '.join(recorded) or 'no assignment'}; "
+            f"graded in this run for {', '.join(live) or 'no assignment'}")
