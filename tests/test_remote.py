@@ -5,9 +5,11 @@ The server runs here in a plain subprocess (no kernel, no sandbox): what is test
 between the two processes and what the grader does with it.
 """
 
+import pickle
 import sys
 import textwrap
 import time
+import types
 
 import pytest
 import torch
@@ -207,45 +209,56 @@ def test_a_kernel_object_in_an_arguments_state_is_inert():
 
 def test_a_class_or_module_never_lands_on_a_tests_object():
     """What a notebook's function leaves on a test's argument comes back as data, with the kernel's own objects
-    inert: a class or module only where the grader's object already held that very one. Otherwise the test's own
-    code would call it here (torch's zip writers as a DataLoader's collate_fn overwrite a path the notebook names;
-    a class as a forward pre-hook runs on the test's next forward pass). Dunder names never come back (numpy reads
-    `__array_interface__` from an instance: an array over the judge's memory)."""
+    inert: a class or module only where the test's arguments already held that very one, else an inert stand-in in
+    its place. Otherwise the test's own code would call it here (torch's zip writers as a DataLoader's collate_fn
+    overwrite a path the notebook names; a class as a forward pre-hook runs on the test's next forward pass).
+    Dunder names never come back, as attributes or as keys (numpy reads `__array_interface__` from an object, and
+    nn.Module hands out its dicts' entries as attributes: an array over the judge's memory)."""
     from torch.utils.data import DataLoader, TensorDataset
 
     from course.grading.kernel.protocol import (TAG_ATTRS, TAG_LIBRARY, TAG_LIST, TAG_MAPPING, TAG_MODULE,
                                                 TAG_NUMPY_SCALAR, TAG_RECORD, TAG_TUPLE)
 
     writer = (TAG_LIBRARY, "torch.serialization", "_open_zipfile_writer_file")
+    interface = (TAG_MAPPING, [["data", (TAG_TUPLE, [4096, False])]], "dict")
     loader = DataLoader(TensorDataset(torch.ones(4, 1)), batch_size=2)
-    collate, hooks_before = loader.collate_fn, {}
     model = nn.Linear(1, 1)
     model.loss_kind = nn.MSELoss
-    hooks = model._forward_pre_hooks
-    records = [1]
-    sync.apply_all(None, [loader, model, hooks, records], [
+    hooks, buffers, records = model._forward_pre_hooks, model._buffers, [1]
+    sync.apply_all(None, [loader, model, hooks, buffers, records], [
         (TAG_ATTRS, [["collate_fn", writer], ["dataset", (TAG_LIST, ["/tmp/x"] * 3)], ["batch_sampler", None],
-                     ["worker_init_fn", (TAG_LIST, [writer])],
-                     ["__array_interface__", (TAG_MAPPING, [["data", (TAG_TUPLE, [4096, False])]], "dict")],
+                     ["worker_init_fn", (TAG_LIST, [writer])], ["__array_interface__", interface],
                      ["extra", (TAG_MODULE, "torch")],
                      ["sizes", (TAG_MAPPING, [["n", (TAG_LIST, [1, writer])]], "dict")],
                      ["big", (TAG_NUMPY_SCALAR, "int64", 2 ** 70)], ["batch_size", 3]]),
-        (TAG_ATTRS, [["_forward_pre_hooks", (TAG_MAPPING, [[0, writer]], "OrderedDict")],
-                     ["loss_kind", (TAG_LIBRARY, "torch.nn.modules.loss", "MSELoss")], ["training", False]]),
-        (TAG_MAPPING, [[1, writer]], "OrderedDict"),
+        (TAG_ATTRS, [["loss_kind", (TAG_LIBRARY, "torch.nn.modules.loss", "MSELoss")], ["training", False]]),
+        (TAG_MAPPING, [[1, writer], [writer, 2]], "OrderedDict"),
+        (TAG_MAPPING, [["__array_interface__", interface]], "OrderedDict"),
         (TAG_LIST, [1, (TAG_RECORD, "helpers.selfcheck", "ExerciseResult",
                         [["exercise", "1"], ["status", writer]])]),                  # a class in a record
     ])
-    assert loader.collate_fn is collate and loader.dataset == ["/tmp/x"] * 3 and loader.batch_sampler is None
-    assert loader.batch_size == 3                                     # the data after a refused attribute came back
-    assert loader.worker_init_fn is None
-    for name in ("__array_interface__", "extra", "sizes", "big"):
-        assert name not in vars(loader), name
-    assert model._forward_pre_hooks is hooks and dict(hooks) == hooks_before
+    refused = [loader.collate_fn, loader.worker_init_fn, loader.extra, loader.sizes, hooks[1], records[1]]
+    assert all(type(r) is sync.Refused and not callable(r) for r in refused), refused
+    assert loader.dataset == ["/tmp/x"] * 3 and loader.batch_sampler is None       # data comes back
+    assert loader.batch_size == 3 and "big" not in vars(loader)       # past an attribute whose value was refused
+    assert "__array_interface__" not in vars(loader)
+    assert len(hooks) == 2 and all(type(key) in (int, sync.Refused) for key in hooks)
+    assert len(buffers) == 1 and "__array_interface__" not in buffers and not hasattr(model, "__array_interface__")
     assert model.loss_kind is nn.MSELoss and model.training is False  # the very class it held: kept
-    assert records == [1]
+    assert pickle.loads(pickle.dumps(loader.collate_fn)) == "<type the judge refused>"   # back in the kernel
     with pytest.raises(WireError):
         decode.Decoder(None, []).value((TAG_NUMPY_SCALAR, "int64", 2 ** 70))
+
+
+def test_a_value_that_holds_one_list_many_times_is_checked_once_per_list():
+    from course.grading.kernel.protocol import TAG_ATTRS, TAG_LIST, TAG_REF
+
+    holder = types.SimpleNamespace(a=list(range(20000)), b=[])
+    started = time.process_time()
+    sync.apply_all(None, [holder, holder.a, holder.b], [
+        (TAG_ATTRS, [["c", (TAG_LIST, [(TAG_REF, 1)] * 20000)]]), ("X",), (TAG_LIST, [(TAG_REF, 1)] * 20000)])
+    assert len(holder.c) == len(holder.b) == 20000 and holder.b[0] is holder.a
+    assert time.process_time() - started < 2
 
 
 def test_exceptions_come_back_as_the_first_builtin_base():

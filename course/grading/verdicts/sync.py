@@ -36,11 +36,12 @@ _MISSING = object()
 def apply_all(connection: Connection, nodes: list, states) -> None:
     if type(states) is list and len(states) == len(nodes):
         inert = Decoder(connection, nodes, inert=True)
+        admission = _Admission(nodes)
         for node, state in zip(nodes, states):
-            _apply(node, state, inert)
+            _apply(node, state, inert, admission)
 
 
-def _apply(node, state, decoder: Decoder) -> None:
+def _apply(node, state, decoder: Decoder, admission: _Admission) -> None:
     """Bring the grader's `node` to the `state` its copy in the kernel has after the call."""
     if type(state) is not tuple or not state or type(state[0]) is not str or state[0] == TAG_OPAQUE:
         return
@@ -50,13 +51,12 @@ def _apply(node, state, decoder: Decoder) -> None:
             _apply_tensor(node, decoder.tensor(state[1:], 0))
         elif tag == TAG_LIST and type(node) is list and len(state) == 2:
             new = decoder.value((TAG_LIST, state[1]))
-            new = [_keep_own(old, item) for old, item in zip(node, new)] + [_keep_own(_MISSING, item)
-                                                                           for item in new[len(node):]]
+            new = [admission.admit(node[i] if i < len(node) else _MISSING, item) for i, item in enumerate(new)]
             if not _same(node, new):
                 node[:] = new
         elif tag == TAG_MAPPING and isinstance(node, dict) and len(state) == 3:
             new = decoder.value((TAG_MAPPING, state[1], "dict"))
-            new = {key: _keep_own(node.get(key, _MISSING), item) for key, item in new.items()}
+            new = {admission.admit_key(key): admission.admit(node.get(key, _MISSING), item) for key, item in new.items()}
             if not _same(dict(node), new):
                 node.clear()
                 node.update(new)
@@ -64,51 +64,93 @@ def _apply(node, state, decoder: Decoder) -> None:
             if type(state[1]) is torch.Tensor and state[1].dtype == torch.uint8:
                 node.set_state(state[1])
         elif tag == TAG_ATTRS and len(state) == 2 and type(state[1]) is list:
+            attributes = node.__dict__
             for pair in state[1]:
-                if type(pair) is list and len(pair) == 2 and type(pair[0]) is str and not _special(pair[0]):
-                    try:
-                        _apply_attribute(node.__dict__, pair[0], decoder.value(pair[1]))
-                    except WireError:
-                        pass        # that attribute stays as it was; the others still come back
+                if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str or _special(pair[0]):
+                    continue
+                try:
+                    value = decoder.value(pair[1])
+                except WireError:
+                    continue        # that attribute stays as it was; the others still come back
+                current = attributes.get(pair[0], _MISSING)
+                new = admission.admit(current, value)
+                if not _same(current, new):
+                    attributes[pair[0]] = new
     except (WireError, RuntimeError, TypeError, ValueError):
         pass        # a state that does not fit: the grader's argument stays as it was
 
 
-def _apply_attribute(attributes: dict, name: str, value) -> None:
-    current = attributes.get(name, _MISSING)
-    new = _keep_own(current, value)
-    if not _same(current, new):
-        attributes[name] = new
+class Refused:
+    """In an argument's state, what the judge would not take from the kernel, in its place (a hook still
+    counts as a hook): it does nothing here, and using it fails. Sent back to the kernel, it is a string."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __repr__(self) -> str:
+        return f"<{self.what} the judge refused>"
+
+    def __reduce__(self):
+        return str, (repr(self),)
 
 
-def _special(name: str) -> bool:
-    """A name Python or a library looks up on an object to decide how to treat it (numpy reads
-    `__array_interface__` from an instance: a notebook could point an array at the judge's memory).
-    No state a test's object needs back has one."""
-    return name.startswith("__") and name.endswith("__")
+class _Admission:
+    """What of a call's changed arguments may come into the grader's objects. A class or module only where the
+    test's arguments already held that very one: one the notebook put there would run here when the test's own
+    code calls what it finds (a hook on a model, a DataLoader's collate_fn), and torch has classes that write a
+    file or start a process when called. No dunder name as a key either: nn.Module hands out its dicts' entries
+    as attributes, and numpy reads `__array_interface__` from an object (an array over the judge's memory)."""
+
+    def __init__(self, nodes: list):
+        self.own = {id(node) for node in nodes}     # the grader's arguments, which a state may refer back to
+        self.known = _code_in(nodes)
+        self.verdicts: dict[int, tuple[object, bool]] = {}  # id -> (the value, kept alive; refused?)
+
+    def admit(self, current, new):
+        """`new` for the grader's object where it held `current`; the grader's own function, class or module where
+        the kernel only names an object of its own (the kernel copy held the same one, a DataLoader's collate_fn,
+        which it cannot send as data)."""
+        if type(new) is KernelObject and isinstance(current, _STATELESS + (types.MethodType, functools.partial)):
+            return current
+        return Refused(type(new).__name__) if self.refused(new) else new
+
+    def admit_key(self, key):
+        return Refused("a key") if self.refused(key) else key
+
+    def refused(self, value) -> bool:
+        kind = type(value)
+        if kind in SCALARS:
+            return kind is str and _special(value)
+        found = self.verdicts.get(id(value))
+        if found is not None:
+            return found[1]
+        if id(value) in self.own:
+            verdict = False
+        elif isinstance(value, (type, types.ModuleType)):
+            verdict = id(value) not in self.known
+        elif kind in (list, tuple, set, frozenset):
+            verdict = any(self.refused(item) for item in value)
+        elif isinstance(value, dict):
+            verdict = any(self.refused(key) or self.refused(item) for key, item in value.items())
+        elif dataclasses.is_dataclass(value):
+            verdict = any(self.refused(item) for item in vars(value).values())
+        else:
+            verdict = False
+        self.verdicts[id(value)] = (value, verdict)     # each object once: a value may hold one list many times
+        return verdict
 
 
-def _keep_own(current, new):
-    """The grader's own function, class or module where the kernel only names an object of its own:
-    the kernel copy held the same one (a DataLoader's collate_fn), which it cannot send as data.
-    A class or module comes back only where the grader's object already holds that very one."""
-    if type(new) is KernelObject and isinstance(current, _STATELESS + (types.MethodType, functools.partial)):
-        return current
-    if _code_in(new) - _code_in(current):
-        raise WireError("a class or module the notebook put on a test's object")
-    return new
-
-
-def _code_in(value) -> set[int]:
-    """The classes and modules in `value` and its containers and records, by identity. A class the notebook
-    put on a test's object would run here when the test's own code calls what it finds there (a hook on a
-    model, a DataLoader's collate_fn): torch has classes that write a file or start a process when called."""
-    found, stack, seen = set(), [value], set()
+def _code_in(nodes: list) -> set[int]:
+    """The classes and modules the grader's arguments hold (their containers' items, their objects'
+    attributes), by identity."""
+    found, seen = set(), set()
+    stack = [vars(node) if type(getattr(node, "__dict__", None)) is dict and not isinstance(node, (list, dict))
+             else node for node in nodes]
     while stack:
         item = stack.pop()
         if type(item) in SCALARS or id(item) in seen:
             continue
-        seen.add(id(item))      # a decoded value is a tree of at most wire.MAX_ITEMS; the grader's own may have cycles
+        seen.add(id(item))
         if isinstance(item, (type, types.ModuleType)):
             found.add(id(item))
         elif type(item) in (list, tuple, set, frozenset):
@@ -116,9 +158,15 @@ def _code_in(value) -> set[int]:
         elif isinstance(item, dict):
             stack.extend(item.keys())
             stack.extend(item.values())
-        elif dataclasses.is_dataclass(item):
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
             stack.extend(vars(item).values())
     return found
+
+
+def _special(name: str) -> bool:
+    """A name Python or a library looks up on an object to decide how to treat it. No state a test's
+    object needs back has one."""
+    return name.startswith("__") and name.endswith("__")
 
 
 def _apply_tensor(node: torch.Tensor, new: torch.Tensor) -> None:
