@@ -250,6 +250,39 @@ def test_a_class_or_module_never_lands_on_a_tests_object():
         decode.Decoder(None, []).value((TAG_NUMPY_SCALAR, "int64", 2 ** 70))
 
 
+def test_what_a_call_leaves_on_a_test_object_is_never_live():
+    """A tensor with the kernel's autograd graph, left on a test's object, comes back as its values: the test's
+    own backward() must not run the student's code in the kernel, where it could read the test's tensors. A state
+    of the wrong kind is ignored."""
+    from course.grading.kernel.protocol import TAG_ATTRS, TAG_GRAPH, TAG_HANDLE, TAG_TENSOR
+
+    tensor = (TAG_TENSOR, torch.ones(2), (2,), "cpu", True, None, False)
+    model, kept = nn.Linear(2, 1), [1]
+    sync.apply_all(None, [model, kept], [
+        (TAG_ATTRS, [["scaled", (TAG_GRAPH, tensor, (TAG_HANDLE, 5, "Tensor", False, ["torch.Tensor"]))]]),
+        (TAG_ATTRS, [["x", 1]])])
+    assert type(model.scaled) is torch.Tensor and model.scaled.grad_fn is None and not model.scaled._backward_hooks
+    assert model.scaled.tolist() == [1.0, 1.0] and kept == [1]
+
+
+def test_a_class_name_never_imports_a_module():
+    # numpy's module __getattr__ imports a submodule the first time it is named
+    import numpy
+
+    from course.grading.kernel.protocol import TAG_LIBRARY
+
+    before = {name: sys.modules.pop(name) for name in list(sys.modules) if name.startswith("numpy.f2py")}
+    had = numpy.__dict__.pop("f2py", None)
+    try:
+        with pytest.raises(WireError):
+            decode.Decoder(None, []).value((TAG_LIBRARY, "numpy", "f2py.X"))
+        assert "numpy.f2py" not in sys.modules
+    finally:
+        sys.modules.update(before)
+        if had is not None:
+            numpy.f2py = had
+
+
 def test_a_value_that_holds_one_list_many_times_is_checked_once_per_list():
     from course.grading.kernel.protocol import TAG_ATTRS, TAG_LIST, TAG_REF
 

@@ -63,7 +63,8 @@ def _apply(node, state, decoder: Decoder, admission: _Admission) -> None:
         elif tag == TAG_GENERATOR and isinstance(node, torch.Generator) and len(state) == 2:
             if type(state[1]) is torch.Tensor and state[1].dtype == torch.uint8:
                 node.set_state(state[1])
-        elif tag == TAG_ATTRS and len(state) == 2 and type(state[1]) is list:
+        elif tag == TAG_ATTRS and len(state) == 2 and type(state[1]) is list \
+                and type(getattr(node, "__dict__", None)) is dict:
             attributes = node.__dict__
             for pair in state[1]:
                 if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str or _special(pair[0]):
