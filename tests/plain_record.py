@@ -15,12 +15,15 @@ way: `course grade` grades those very files.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import importlib.metadata
 import json
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from course.checkout import Course
@@ -37,8 +40,14 @@ ASSIGNMENT_INPUTS = ("source/{}", "fixtures/wrong_answers/{}", "fixtures/right_a
 OWN_DISTRIBUTION = "pytorch-course-section10"    # its code is hashed file by file above
 
 
-def key(course: Course, assignment: str) -> str:
-    """A hash of every input of plain nbgrader's grading of `assignment`'s kept answers."""
+def key(course: Course, assignment: str) -> str | None:
+    """A hash of every input of plain nbgrader's grading of `assignment`'s kept answers; None where nbgrader's
+    kernels would not run this checkout's code with this Python (no record can vouch for what they give)."""
+    environment = _environment()
+    root = course.root.resolve()
+    if environment["python"] != sys.executable or not all(Path(p).resolve().is_relative_to(root)
+                                                          for p in environment["packages"]):
+        return None
     digest = hashlib.sha256()
     for relative, path in _files(course.root, [*SHARED_INPUTS, *(p.format(assignment) for p in ASSIGNMENT_INPUTS)]):
         data = path.read_bytes()
@@ -47,7 +56,40 @@ def key(course: Course, assignment: str) -> str:
     digest.update(f"{sys.version}\0{platform.machine()}\0{platform.system()}\0".encode())
     for name, version in sorted(_distributions().items()):
         digest.update(f"{name}=={version}\0".encode())
+    for config in environment["configs"]:      # none in a fresh setup: then the key is as without this loop
+        data = Path(config).read_bytes()
+        digest.update(f"{config}\0{len(data)}\0".encode())
+        digest.update(data)
     return digest.hexdigest()
+
+
+# Run where nbgrader runs, outside the checkout: which course and helpers a kernel imports, which Python the
+# python3 kernelspec starts (jupyter_client puts its own Python for a bare "python"), and the configuration of
+# one's own that nbgrader and every kernel read (nbgrader_config on the Jupyter paths, the IPython profile).
+_PROBE = """
+import glob, json, os, shutil, sys
+import course, helpers
+from IPython.paths import get_ipython_dir
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_core.paths import jupyter_config_path
+argv0 = KernelSpecManager().get_kernel_spec("python3").argv[0]
+bare = argv0 in ("python", "python%i" % sys.version_info[0], "python%i.%i" % sys.version_info[:2])
+profile = os.path.join(get_ipython_dir(), "profile_default")
+configs = [os.path.join(d, "nbgrader_config" + x) for d in jupyter_config_path() for x in (".py", ".json")]
+configs += sorted(p for x in ("*.py", "*.ipy") for p in glob.glob(os.path.join(profile, "startup", x)))
+configs += [os.path.join(profile, n) for n in ("ipython_config.py", "ipython_kernel_config.py")]
+print(json.dumps({"packages": [course.__file__, helpers.__file__],
+                  "python": sys.executable if bare else os.path.abspath(shutil.which(argv0) or argv0),
+                  "configs": [c for c in configs if os.path.isfile(c)]}))
+"""
+
+
+@functools.cache
+def _environment() -> dict:
+    with tempfile.TemporaryDirectory() as elsewhere:
+        probe = subprocess.run([sys.executable, "-c", _PROBE], cwd=elsewhere, capture_output=True, text=True,
+                               timeout=300, check=True)
+    return json.loads(probe.stdout)
 
 
 def grade(course: Course, assignment: str) -> GradedAssignment:
@@ -55,14 +97,14 @@ def grade(course: Course, assignment: str) -> GradedAssignment:
     handed_in = answers.hand_in(course, assignment)
     path = RECORDS / f"{assignment}.json"
     current = key(course, assignment)
-    if not os.environ.get("COURSE_PLAIN_LIVE") and path.is_file():
+    if current and not os.environ.get("COURSE_PLAIN_LIVE") and path.is_file():
         record = json.loads(path.read_text())
         if record["key"] == current:
             scores = {student: {cell: tuple(pair) for cell, pair in cells.items()}
                       for student, cells in record["scores"].items()}
             return dataclasses.replace(handed_in, scores=scores, notes=record["failures"])
     graded = answers.autograde(handed_in)
-    if os.environ.get("COURSE_PLAIN_RECORD"):
+    if current and os.environ.get("COURSE_PLAIN_RECORD"):
         RECORDS.mkdir(exist_ok=True)
         path.write_text(json.dumps({
             "key": current,
@@ -79,7 +121,7 @@ def fresh(course: Course) -> list[str]:
     found = []
     for assignment in course.assignments():
         path = RECORDS / f"{assignment}.json"
-        if path.is_file() and json.loads(path.read_text())["key"] == key(course, assignment):
+        if path.is_file() and json.loads(path.read_text())["key"] == (key(course, assignment) or "none"):
             found.append(assignment)
     return found
 
@@ -93,6 +135,7 @@ def _files(root: Path, names: list[str]):
                 yield path.relative_to(root).as_posix(), path
 
 
+@functools.cache
 def _distributions() -> dict[str, str]:
     found = {}
     for dist in importlib.metadata.distributions():

@@ -1,9 +1,11 @@
 """tests/plain_record.py: plain nbgrader's grades are read from a record only while nothing they depend on changed."""
 
 import json
+import platform
 import shutil
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import plain_record
@@ -31,35 +33,92 @@ def test_the_course_code_plain_nbgrader_runs_is_all_in_the_key():
 
 
 @pytest.fixture
-def checkout(tmp_path):
-    """A copy of what the key reads for ASSIGNMENT, plus a course.grading module."""
+def checkout(tmp_path, monkeypatch):
+    """A copy of what the key reads for ASSIGNMENT, plus a course.grading module, whose kernels (as the probe
+    of nbgrader's environment reports them) import its own course and helpers."""
+    root = tmp_path / "checkout"
     for name in [*plain_record.SHARED_INPUTS, *(p.format(ASSIGNMENT) for p in plain_record.ASSIGNMENT_INPUTS),
                  "course/grading/__init__.py"]:
-        source, target = ROOT / name, tmp_path / name
+        source, target = ROOT / name, root / name
         target.parent.mkdir(parents=True, exist_ok=True)
         if source.is_dir():
             shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
         elif source.is_file():
             shutil.copy2(source, target)
-    return Course(tmp_path)
+    environment = {"packages": [str(root / "course/__init__.py"), str(root / "helpers/__init__.py")],
+                   "python": sys.executable, "configs": []}
+    monkeypatch.setattr(plain_record, "_environment", lambda: environment)
+    return Course(root)
 
 
-@pytest.mark.parametrize("changed", ["helpers/checks.py", f"fixtures/wrong_answers/{ASSIGNMENT}/new__one.py",
-                                     "course/plugins/nbgrader.py", f"source/{ASSIGNMENT}/{ASSIGNMENT}.ipynb",
-                                     "release/nbgrader_config.py"])
-def test_the_key_changes_with_any_input(checkout, changed):
+# What plain nbgrader's grading reads, said here again on purpose: a key that left one out would pass otherwise.
+INPUTS = ["nbgrader_config.py", "release/nbgrader_config.py", "helpers/checks.py", "helpers/selfcheck_data",
+          "course/__init__.py", "course/checkout.py", "course/fixtures/answers.py", "course/notebook/cells.py",
+          "course/plugins/nbgrader.py", f"source/{ASSIGNMENT}/{ASSIGNMENT}.ipynb",
+          f"fixtures/wrong_answers/{ASSIGNMENT}", f"fixtures/right_answers/{ASSIGNMENT}"]
+
+
+@pytest.mark.parametrize("name", INPUTS)
+def test_the_key_changes_with_any_input(checkout, name):
     before = plain_record.key(checkout, ASSIGNMENT)
-    path = checkout.root / changed
-    path.write_text((path.read_text() if path.exists() else "") + "\n# changed\n")
+    path = checkout.root / name
+    if path.is_dir():
+        path = next(p for p in sorted(path.rglob("*")) if p.is_file() and "__pycache__" not in p.parts)
+    data = path.read_bytes()
+    path.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))          # one bit, the length kept
+    assert plain_record.key(checkout, ASSIGNMENT) != before, name
+
+
+def test_the_key_changes_with_python_packages_and_ones_own_configuration(checkout, monkeypatch, tmp_path):
+    before = plain_record.key(checkout, ASSIGNMENT)
+    versions = plain_record._distributions()
+    monkeypatch.setattr(plain_record, "_distributions", lambda: versions | {"nbgrader": "0.0.1"})
     assert plain_record.key(checkout, ASSIGNMENT) != before
+    monkeypatch.setattr(plain_record, "_distributions", lambda: versions)
+    monkeypatch.setattr(plain_record, "sys", types.SimpleNamespace(version=sys.version + " (another build)",
+                                                                   executable=sys.executable))
+    assert plain_record.key(checkout, ASSIGNMENT) != before
+    monkeypatch.setattr(plain_record, "sys", sys)
+    machine = platform.machine
+    monkeypatch.setattr(platform, "machine", lambda: "another machine")
+    assert plain_record.key(checkout, ASSIGNMENT) != before
+    monkeypatch.setattr(platform, "machine", machine)
+    assert plain_record.key(checkout, ASSIGNMENT) == before
+    startup = tmp_path / "00-mine.py"
+    startup.write_text("import torch\ntorch.manual_seed = lambda *a: None\n")
+    environment = plain_record._environment() | {"configs": [str(startup)]}
+    monkeypatch.setattr(plain_record, "_environment", lambda: environment)
+    assert plain_record.key(checkout, ASSIGNMENT) not in (before, None)
 
 
-def test_the_key_stays_when_only_course_grades_code_changes(checkout):
+def test_no_key_where_the_kernels_would_run_other_code(checkout, monkeypatch):
+    environment = plain_record._environment()
+    for other in ({"packages": [str(ROOT / "course/__init__.py"), environment["packages"][1]]},   # another checkout
+                  {"python": "/usr/bin/python3-of-another-environment"}):
+        monkeypatch.setattr(plain_record, "_environment", lambda other=other: environment | other)
+        assert plain_record.key(checkout, ASSIGNMENT) is None
+
+
+def test_the_key_stays_when_only_course_grades_code_bytecode_or_the_copy_changes(checkout, tmp_path):
     before = plain_record.key(checkout, ASSIGNMENT)
     (checkout.root / "course/grading/__init__.py").write_text("# changed\n")
     (checkout.root / "source/02_training_loop").mkdir(parents=True)
     (checkout.root / "source/02_training_loop/other.txt").write_text("another assignment's file\n")
+    (checkout.root / "helpers/__pycache__").mkdir(exist_ok=True)
+    (checkout.root / "helpers/__pycache__/checks.cpython-311.pyc").write_bytes(b"bytecode")
     assert plain_record.key(checkout, ASSIGNMENT) == before
+    again = tmp_path / "copied-in-reverse"
+    for path in sorted(checkout.root.rglob("*"), reverse=True):
+        if path.is_file():
+            (again / path.relative_to(checkout.root)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, again / path.relative_to(checkout.root))
+    environment = {"packages": [str(again / "course/__init__.py"), str(again / "helpers/__init__.py")],
+                   "python": sys.executable, "configs": []}
+    plain_record._environment, saved = (lambda: environment), plain_record._environment
+    try:
+        assert plain_record.key(Course(again), ASSIGNMENT) == before
+    finally:
+        plain_record._environment = saved
 
 
 def test_a_record_is_read_only_under_its_own_key(tmp_path, monkeypatch):
@@ -69,8 +128,11 @@ def test_a_record_is_read_only_under_its_own_key(tmp_path, monkeypatch):
     def autograde(given):
         graded_live.append(given)
         return GradedAssignment(assignment=ASSIGNMENT, scores={"live": {"t": (1.0, 1.0)}}, test_ids={},
-                                autograded=given.autograded)
+                                autograded=given.autograded, notes={"live": ""})
 
+    monkeypatch.setattr(plain_record, "_environment", lambda: {
+        "packages": [str(ROOT / "course/__init__.py"), str(ROOT / "helpers/__init__.py")], "python": sys.executable,
+        "configs": []})
     monkeypatch.setattr(answers, "hand_in", lambda course, assignment: handed_in)
     monkeypatch.setattr(answers, "autograde", autograde)
     monkeypatch.setattr(plain_record, "RECORDS", tmp_path)
@@ -88,3 +150,8 @@ def test_a_record_is_read_only_under_its_own_key(tmp_path, monkeypatch):
     monkeypatch.delenv("COURSE_PLAIN_LIVE")
     (tmp_path / f"{ASSIGNMENT}.json").write_text(json.dumps(record | {"key": "0" * 64}))
     assert plain_record.grade(COURSE, ASSIGNMENT).scores == {"live": {"t": (1.0, 1.0)}} and len(graded_live) == 2
+    monkeypatch.setenv("COURSE_PLAIN_RECORD", "1")         # graded live, and recorded: the next run reads it
+    assert plain_record.grade(COURSE, ASSIGNMENT).scores == {"live": {"t": (1.0, 1.0)}} and len(graded_live) == 3
+    monkeypatch.delenv("COURSE_PLAIN_RECORD")
+    assert plain_record.grade(COURSE, ASSIGNMENT).scores == {"live": {"t": (1.0, 1.0)}} and len(graded_live) == 3
+    assert plain_record.fresh(COURSE) == [ASSIGNMENT]
