@@ -1,5 +1,6 @@
 """A real `nbgrader autograde` of every assignment: reference answers, no answers, wrong answers, and correct
-answers written other ways."""
+answers written other ways (read from its record in tests/recorded/ while nothing it depends on changed:
+tests/plain_record.py)."""
 
 import pytest
 
