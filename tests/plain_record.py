@@ -4,9 +4,9 @@ The suite grades every kept answer with plain `nbgrader autograde`: test_autogra
 loses points and each right one keeps them, test_verdicts.py and test_grade_batch.py that `course grade` gives
 the same scores cell by cell. Plain nbgrader's run of those 112 submissions was a quarter of the suite's time
 (769 s of the two workers' 2 x 1,456 s in `.ci/run` at faa5402, on the 2-core build machine), and what it
-gives depends only on its inputs: the instructor's
-notebook, the kept answers, the helpers the notebook imports, the course code that builds the submissions and
-configures nbgrader, and the Python and packages that run it. A run with COURSE_PLAIN_RECORD=1 writes what plain
+gives depends only on its inputs: the instructor's notebook, the kept answers, the helpers the notebook
+imports, the course code that builds the submissions and configures nbgrader, and the Python and packages that
+run it. A run with COURSE_PLAIN_RECORD=1 writes what plain
 nbgrader gave into RECORDS, under a key over all of them (`key`); a run whose key is the same reads it back,
 and any other run grades for real (COURSE_PLAIN_LIVE=1 always does). The submissions are handed in either
 way: `course grade` grades those very files.
