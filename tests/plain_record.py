@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import importlib.metadata
 import json
 import os
 import platform
@@ -37,7 +36,7 @@ RECORDS = Path(__file__).resolve().parent / "recorded"
 SHARED_INPUTS = ("nbgrader_config.py", "release/nbgrader_config.py", "helpers", "course/__init__.py",
                  "course/checkout.py", "course/fixtures", "course/notebook", "course/plugins")
 ASSIGNMENT_INPUTS = ("source/{}", "fixtures/wrong_answers/{}", "fixtures/right_answers/{}")
-OWN_DISTRIBUTION = "pytorch-course-section10"    # its code is hashed file by file above
+OWN_DISTRIBUTION = "pytorch-course-section10"
 
 
 def key(course: Course, assignment: str) -> str | None:
@@ -54,7 +53,7 @@ def key(course: Course, assignment: str) -> str | None:
         digest.update(f"{relative}\0{len(data)}\0".encode())
         digest.update(data)
     digest.update(f"{sys.version}\0{platform.machine()}\0{platform.system()}\0".encode())
-    for name, version in sorted(_distributions().items()):
+    for name, version in sorted(environment["distributions"].items()):
         digest.update(f"{name}=={version}\0".encode())
     for config in environment["configs"]:      # none in a fresh setup: then the key is as without this loop
         data = Path(config).read_bytes()
@@ -63,11 +62,18 @@ def key(course: Course, assignment: str) -> str | None:
     return digest.hexdigest()
 
 
-# Run where nbgrader runs, outside the checkout: which course and helpers a kernel imports, which Python the
-# python3 kernelspec starts (jupyter_client puts its own Python for a bare "python"), and the configuration of
-# one's own that nbgrader and every kernel read (nbgrader_config on the Jupyter paths, the IPython profile).
+# Run where nbgrader runs, outside the checkout: the installed distributions, listed before anything is imported
+# (a process that has imported nbgrader sees setuptools' vendored ones too: the list would depend on what the
+# caller imported), which course and helpers a kernel imports, which Python the python3 kernelspec starts
+# (jupyter_client puts its own Python for a bare "python"), and the configuration of one's own that nbgrader and
+# every kernel read (nbgrader_config on the Jupyter paths, the IPython profile).
 _PROBE = """
-import glob, json, os, shutil, sys
+import glob, importlib.metadata, json, os, shutil, sys
+distributions = {}
+for dist in importlib.metadata.distributions():
+    name = (dist.metadata["Name"] or "").lower().replace("_", "-")
+    if name and name != sys.argv[1]:    # this course's own: its code is hashed file by file
+        distributions.setdefault(name, dist.version)
 import course, helpers
 from IPython.paths import get_ipython_dir
 from jupyter_client.kernelspec import KernelSpecManager
@@ -78,7 +84,7 @@ profile = os.path.join(get_ipython_dir(), "profile_default")
 configs = [os.path.join(d, "nbgrader_config" + x) for d in jupyter_config_path() for x in (".py", ".json")]
 configs += sorted(p for x in ("*.py", "*.ipy") for p in glob.glob(os.path.join(profile, "startup", x)))
 configs += [os.path.join(profile, n) for n in ("ipython_config.py", "ipython_kernel_config.py")]
-print(json.dumps({"packages": [course.__file__, helpers.__file__],
+print(json.dumps({"distributions": distributions, "packages": [course.__file__, helpers.__file__],
                   "python": sys.executable if bare else os.path.abspath(shutil.which(argv0) or argv0),
                   "configs": [c for c in configs if os.path.isfile(c)]}))
 """
@@ -87,8 +93,8 @@ print(json.dumps({"packages": [course.__file__, helpers.__file__],
 @functools.cache
 def _environment() -> dict:
     with tempfile.TemporaryDirectory() as elsewhere:
-        probe = subprocess.run([sys.executable, "-c", _PROBE], cwd=elsewhere, capture_output=True, text=True,
-                               timeout=300, check=True)
+        probe = subprocess.run([sys.executable, "-c", _PROBE, OWN_DISTRIBUTION], cwd=elsewhere,
+                               capture_output=True, text=True, timeout=300, check=True)
     return json.loads(probe.stdout)
 
 
@@ -109,7 +115,7 @@ def grade(course: Course, assignment: str) -> GradedAssignment:
         path.write_text(json.dumps({
             "key": current,
             "made_with": f"Python {platform.python_version()}, " + ", ".join(
-                f"{name} {_distributions().get(name)}" for name in ("nbgrader", "torch", "ipykernel")),
+                f"{name} {_environment()['distributions'].get(name)}" for name in ("nbgrader", "torch", "ipykernel")),
             "scores": graded.scores,
             "failures": {student: graded.failures(student) for student in graded.scores},
         }, indent=1, sort_keys=True) + "\n")
@@ -134,12 +140,3 @@ def _files(root: Path, names: list[str]):
             if path.is_file() and "__pycache__" not in path.parts and ".ipynb_checkpoints" not in path.parts:
                 yield path.relative_to(root).as_posix(), path
 
-
-@functools.cache
-def _distributions() -> dict[str, str]:
-    found = {}
-    for dist in importlib.metadata.distributions():
-        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
-        if name and name != OWN_DISTRIBUTION:
-            found.setdefault(name, dist.version)
-    return found

@@ -45,8 +45,8 @@ def checkout(tmp_path, monkeypatch):
             shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
         elif source.is_file():
             shutil.copy2(source, target)
-    environment = {"packages": [str(root / "course/__init__.py"), str(root / "helpers/__init__.py")],
-                   "python": sys.executable, "configs": []}
+    environment = plain_record._environment() | {
+        "packages": [str(root / "course/__init__.py"), str(root / "helpers/__init__.py")], "configs": []}
     monkeypatch.setattr(plain_record, "_environment", lambda: environment)
     return Course(root)
 
@@ -71,10 +71,11 @@ def test_the_key_changes_with_any_input(checkout, name):
 
 def test_the_key_changes_with_python_packages_and_ones_own_configuration(checkout, monkeypatch, tmp_path):
     before = plain_record.key(checkout, ASSIGNMENT)
-    versions = plain_record._distributions()
-    monkeypatch.setattr(plain_record, "_distributions", lambda: versions | {"nbgrader": "0.0.1"})
+    environment = plain_record._environment()
+    other = environment | {"distributions": environment["distributions"] | {"nbgrader": "0.0.1"}}
+    monkeypatch.setattr(plain_record, "_environment", lambda: other)
     assert plain_record.key(checkout, ASSIGNMENT) != before
-    monkeypatch.setattr(plain_record, "_distributions", lambda: versions)
+    monkeypatch.setattr(plain_record, "_environment", lambda: environment)
     monkeypatch.setattr(plain_record, "sys", types.SimpleNamespace(version=sys.version + " (another build)",
                                                                    executable=sys.executable))
     assert plain_record.key(checkout, ASSIGNMENT) != before
@@ -112,8 +113,8 @@ def test_the_key_stays_when_only_course_grades_code_bytecode_or_the_copy_changes
         if path.is_file():
             (again / path.relative_to(checkout.root)).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, again / path.relative_to(checkout.root))
-    environment = {"packages": [str(again / "course/__init__.py"), str(again / "helpers/__init__.py")],
-                   "python": sys.executable, "configs": []}
+    environment = plain_record._environment() | {
+        "packages": [str(again / "course/__init__.py"), str(again / "helpers/__init__.py")]}
     plain_record._environment, saved = (lambda: environment), plain_record._environment
     try:
         assert plain_record.key(Course(again), ASSIGNMENT) == before
@@ -132,7 +133,7 @@ def test_a_record_is_read_only_under_its_own_key(tmp_path, monkeypatch):
 
     monkeypatch.setattr(plain_record, "_environment", lambda: {
         "packages": [str(ROOT / "course/__init__.py"), str(ROOT / "helpers/__init__.py")], "python": sys.executable,
-        "configs": []})
+        "configs": [], "distributions": {"nbgrader": "0.9.6"}})
     monkeypatch.setattr(answers, "hand_in", lambda course, assignment: handed_in)
     monkeypatch.setattr(answers, "autograde", autograde)
     monkeypatch.setattr(plain_record, "RECORDS", tmp_path)
@@ -155,3 +156,17 @@ def test_a_record_is_read_only_under_its_own_key(tmp_path, monkeypatch):
     monkeypatch.delenv("COURSE_PLAIN_RECORD")
     assert plain_record.grade(COURSE, ASSIGNMENT).scores == {"live": {"t": (1.0, 1.0)}} and len(graded_live) == 3
     assert plain_record.fresh(COURSE) == [ASSIGNMENT]
+
+
+@pytest.mark.slow
+def test_the_key_is_the_same_whatever_the_process_that_asks_has_imported():
+    # Importing nbgrader puts setuptools' vendored distributions on the path: they must not reach the key.
+    code = ("import sys; sys.path.insert(0, 'tests'); import plain_record\n"
+            "from pathlib import Path; from course.checkout import Course\n"
+            "before = plain_record.key(Course(Path('.')), %r)\n"
+            "import nbgrader.apps.autogradeapp\n"
+            "plain_record._environment.cache_clear()\n"
+            "print(before is not None and before == plain_record.key(Course(Path('.')), %r))"
+            ) % (ASSIGNMENT, ASSIGNMENT)
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip() == "True"
