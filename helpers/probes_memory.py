@@ -5,14 +5,14 @@
 - `ScaleBy1024()`: stands in for an enabled `torch.amp.GradScaler` with a fixed scale of 1024;
   it scales the loss, divides the gradients back before stepping, and records its calls in
   `.calls`.
-- `check_parameters_close(model, expected, what)`: every parameter of `model` has the dtype and
-  (within `atol`) the values of the same parameter of `expected`.
+- `check_parameters_close(model, expected, what)`: `model` has the parameters of `expected`, by name (none
+  missing: a model emptied by the code under test fails), each with its dtype and (within `atol`) values.
 """
 
 import torch
 from torch import nn
 
-from helpers.checks import check_close, check_dtype
+from helpers.checks import check_close, check_dtype, check_equal
 from helpers.records import SharesRecords
 
 
@@ -74,8 +74,10 @@ class ScaleBy1024:
 
 
 def check_parameters_close(model, expected, what: str, atol: float = 1e-5) -> None:
-    """Each parameter of `model` has the dtype and values of the same parameter of `expected`."""
-    for (name, p), q in zip(model.named_parameters(), expected.parameters()):
+    """`model` has `expected`'s parameters, by name, each with the same dtype and values."""
+    check_equal([name for name, _ in model.named_parameters()], [name for name, _ in expected.named_parameters()],
+                f"the names of the model's parameters {what}")
+    for (name, p), q in zip(model.named_parameters(), expected.parameters(), strict=True):
         check_dtype(p, q.dtype, f"parameter {name} {what}")
         check_close(p, q, f"parameter {name} {what}", atol=atol)
 

@@ -3,8 +3,11 @@ they must reproduce, and checks of where a split model's layers and outputs live
 
     replicas, optimizers = replicas_of(model, 2, lr=0.1)          # copies, each with its own SGD
     loss = step_on_whole_batch(single, single_optimizer, x, y, loss_fn)
-    check_replicas_match(replicas, single, "after one step")
-    check_stage_devices(model, cut=2, devices=("cpu", "meta"), what="a 4-layer model")
+    check_replicas_match(replicas, single, "after one step", count=2)
+    check_stage_devices(model, cut=2, devices=("cpu", "meta"), what="a 4-layer model", layers=4)
+
+The counts are the test's own: code under test that empties the list or the model it was given leaves
+nothing to compare, and must not pass for that.
     out = forward_or_fail(split, x, "the split model's forward on a CPU input")
 """
 
@@ -13,7 +16,7 @@ import copy
 import torch
 from torch import nn
 
-from helpers.checks import check_close, check_device
+from helpers.checks import check_close, check_device, check_equal
 
 
 def replicas_of(model: nn.Module, count: int, **sgd_options):
@@ -31,15 +34,18 @@ def step_on_whole_batch(model: nn.Module, optimizer, x, y, loss_fn) -> float:
     return loss.item()
 
 
-def check_replicas_match(replicas, single: nn.Module, what: str, atol: float = 1e-6) -> None:
-    """Every replica's parameters are close to `single`'s, name by name."""
+def check_replicas_match(replicas, single: nn.Module, what: str, atol: float = 1e-6, *, count: int) -> None:
+    """There are `count` replicas, and every replica's parameters are close to `single`'s, name by name."""
+    check_equal(len(replicas), count, f"the number of replicas {what} (the list of models handed in)")
     for r, replica in enumerate(replicas):
         for (name, p), q in zip(replica.named_parameters(), single.parameters(), strict=True):
             check_close(p, q, f"replica {r}'s {name} {what} vs one model on the whole batch", atol=atol)
 
 
-def check_stage_devices(model: nn.Sequential, cut: int, devices, what: str) -> None:
-    """Layers before `cut` hold their parameters on devices[0], the others on devices[1]."""
+def check_stage_devices(model: nn.Sequential, cut: int, devices, what: str, *, layers: int) -> None:
+    """`model` still has its `layers` layers; those before `cut` hold their parameters on devices[0], the
+    others on devices[1]."""
+    check_equal(len(model), layers, f"the number of layers of {what} (the model handed in keeps them)")
     for i, layer in enumerate(model):
         for name, p in layer.named_parameters():
             check_device(p, devices[0] if i < cut else devices[1], f"{name} of layer {i} of {what}")

@@ -26,7 +26,18 @@ class UnmovedBatch(torch.Tensor):
     """A batch tensor as `probe_loader` yields it. Its `.to(...)` notes in its loader's `moved` that
     it was called and returns a plain tensor, so both the loader and whoever receives the batch can
     tell whether it went through `.to(device)` (on a CPU, moving to the CPU changes nothing else
-    that could be seen)."""
+    that could be seen). What is computed from it before the move (`x.detach()`, `x.clone()`,
+    `x.float()`) is the same batch: its `.to(...)` counts for it too."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        result = super().__torch_function__(func, types, args, kwargs or {})
+        log = next((a._moved_log for a in args if isinstance(a, UnmovedBatch) and "_moved_log" in a.__dict__), None)
+        if log is not None:
+            for t in result if isinstance(result, (tuple, list)) else (result,):
+                if isinstance(t, UnmovedBatch) and "_moved_log" not in t.__dict__:
+                    t._moved_log = log
+        return result
 
     def to(self, *args, **kwargs):
         log, key = getattr(self, "_moved_log", (None, None))

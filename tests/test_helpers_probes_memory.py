@@ -51,6 +51,11 @@ def test_check_parameters_close_fails_on_other_values_or_dtype():
         check_parameters_close(a, b, "changed")
     with pytest.raises(AssertionError, match="dtype"):
         check_parameters_close(copy.deepcopy(a).to(torch.bfloat16), a, "halved")
+    emptied = nn.Sequential(nn.Linear(2, 2))
+    reference = copy.deepcopy(emptied)
+    del emptied[:]                      # what code under test could do to the model it was given
+    with pytest.raises(AssertionError, match="the names of the model's parameters emptied"):
+        check_parameters_close(emptied, reference, "emptied")
 
 
 def test_a_deep_copy_of_the_autocast_probe_records_into_the_original():

@@ -38,6 +38,17 @@ def test_unmoved_names_exactly_the_tensors_whose_to_was_never_called():
     assert loader.unmoved() == ["y of batch 1 (pass 0)"]
 
 
+@pytest.mark.parametrize("before", [lambda t: t.detach(), lambda t: t.clone(), lambda t: t.float(),
+                                    lambda t: t.detach().clone().contiguous()], ids=["detach", "clone", "float", "chain"])
+def test_a_batch_computed_from_a_yielded_one_and_then_moved_counts_as_moved(before):
+    x, y = _data()
+    loader, probe = probe_loader(x, y, 4), LoopProbe(nn.Linear(3, 1))
+    for i, (xb, yb) in enumerate(loader):
+        xb, yb = before(xb), before(yb)
+        probe.loss(nn.MSELoss())(probe(xb.to("cpu")), yb.to("cpu") if i != 1 else yb)
+    assert loader.unmoved() == ["y of batch 1 (pass 0)"] and probe.unmoved() == ["y of loss call 1"]
+
+
 def test_to_returns_a_plain_tensor_with_the_same_values():
     x, y = _data()
     xb, _ = next(iter(probe_loader(x, y, 4)))
