@@ -39,7 +39,8 @@ def test_unmoved_names_exactly_the_tensors_whose_to_was_never_called():
 
 
 @pytest.mark.parametrize("before", [lambda t: t.detach(), lambda t: t.clone(), lambda t: t.float(),
-                                    lambda t: t.detach().clone().contiguous()], ids=["detach", "clone", "float", "chain"])
+                                    lambda t: t.detach().clone().contiguous()],
+                         ids=["detach", "clone", "float", "chain"])
 def test_a_batch_computed_from_a_yielded_one_and_then_moved_counts_as_moved(before):
     x, y = _data()
     loader, probe = probe_loader(x, y, 4), LoopProbe(nn.Linear(3, 1))
