@@ -3,11 +3,12 @@ they must reproduce, and checks of where a split model's layers and outputs live
 
     replicas, optimizers = replicas_of(model, 2, lr=0.1)          # copies, each with its own SGD
     loss = step_on_whole_batch(single, single_optimizer, x, y, loss_fn)
-    check_replicas_match(replicas, single, "after one step", count=2)
-    check_stage_devices(model, cut=2, devices=("cpu", "meta"), what="a 4-layer model", layers=4)
+    check_replicas_match(replicas, single, "after one step")
+    check_stage_devices(layers, cut=2, devices=("cpu", "meta"), what="a 4-layer model")
 
-The counts are the test's own: code under test that empties the list or the model it was given leaves
-nothing to compare, and must not pass for that.
+Both check lists the test keeps to itself (`layers = list(model)` before the call; the code under test gets
+`list(replicas)`): what that code does to the model or list it was given (layers emptied, reordered or
+swapped, replicas replaced) cannot change which objects are checked.
     out = forward_or_fail(split, x, "the split model's forward on a CPU input")
 """
 
@@ -16,7 +17,7 @@ import copy
 import torch
 from torch import nn
 
-from helpers.checks import check_close, check_device, check_equal
+from helpers.checks import check_close, check_device
 
 
 def replicas_of(model: nn.Module, count: int, **sgd_options):
@@ -34,19 +35,17 @@ def step_on_whole_batch(model: nn.Module, optimizer, x, y, loss_fn) -> float:
     return loss.item()
 
 
-def check_replicas_match(replicas, single: nn.Module, what: str, atol: float = 1e-6, *, count: int) -> None:
-    """There are `count` replicas, and every replica's parameters are close to `single`'s, name by name."""
-    check_equal(len(replicas), count, f"the number of replicas {what} (the list of models handed in)")
+def check_replicas_match(replicas, single: nn.Module, what: str, atol: float = 1e-6) -> None:
+    """Every replica's parameters are close to `single`'s, name by name (`replicas`: the test's own list)."""
     for r, replica in enumerate(replicas):
         for (name, p), q in zip(replica.named_parameters(), single.parameters(), strict=True):
             check_close(p, q, f"replica {r}'s {name} {what} vs one model on the whole batch", atol=atol)
 
 
-def check_stage_devices(model: nn.Sequential, cut: int, devices, what: str, *, layers: int) -> None:
-    """`model` still has its `layers` layers; those before `cut` hold their parameters on devices[0], the
-    others on devices[1]."""
-    check_equal(len(model), layers, f"the number of layers of {what} (the model handed in keeps them)")
-    for i, layer in enumerate(model):
+def check_stage_devices(layers, cut: int, devices, what: str) -> None:
+    """Of a model's `layers` (taken by the test before the call), those before `cut` hold their parameters on
+    devices[0], the others on devices[1]."""
+    for i, layer in enumerate(layers):
         for name, p in layer.named_parameters():
             check_device(p, devices[0] if i < cut else devices[1], f"{name} of layer {i} of {what}")
 
