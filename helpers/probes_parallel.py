@@ -5,11 +5,11 @@ they must reproduce, and checks of where a split model's layers and outputs live
     loss = step_on_whole_batch(single, single_optimizer, x, y, loss_fn)
     check_replicas_match(replicas, single, "after one step")
     check_stage_devices(layers, cut=2, devices=("cpu", "meta"), what="a 4-layer model")
+    out = forward_or_fail(split, x, "the split model's forward on a CPU input")
 
 Both check lists the test keeps to itself (`layers = list(model)` before the call; the code under test gets
 `list(replicas)`): what that code does to the model or list it was given (layers emptied, reordered or
 swapped, replicas replaced) cannot change which objects are checked.
-    out = forward_or_fail(split, x, "the split model's forward on a CPU input")
 """
 
 import copy
