@@ -169,7 +169,8 @@ class Decoder:
             tensor.requires_grad_(True)
         if grad is not None:
             gradient = self.value(grad, depth + 1)
-            if type(gradient) is torch.Tensor and gradient.shape == tensor.shape:
+            # Made here by this decoder (never the kernel's object): a tensor of the judge's own.
+            if isinstance(gradient, torch.Tensor) and gradient.shape == tensor.shape:
                 try:
                     tensor.grad = gradient.to(tensor.device, tensor.dtype)
                 except RuntimeError:

@@ -54,7 +54,9 @@ def set_global_state(state) -> None:
 
 
 def available(device: torch.device) -> bool:
+    """Does this host have `device`'s kind of accelerator (torch.cuda.is_available() for cuda)?"""
     module = getattr(torch, device.type, None)
-    return bool(module is not None and getattr(module, "isavailable", lambda: False)())
+    is_available = getattr(module, "is_available", None) if module is not None else None
+    return bool(callable(is_available) and is_available())
 
 
