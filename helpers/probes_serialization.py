@@ -14,12 +14,12 @@ model the way an exercise asks (the tests call the student's functions for that)
     check_moved_before_optimizer(restore_order(load_checkpoint, path, model, optimizer, scheduler, "cpu"), "...")
     devices = rng_state_devices(load_checkpoint)      # ["cpu"] when the RNG state went through .cpu()
 
-The probes that take a function (on_cpu_only_machine, payload_runs, spy_cuda_rng, restore_order,
-rng_state_devices) run it in the process where the notebook runs (see helpers/notebook_state.py),
-where a payload would run and torch.cuda is what the code sees.
+The probes that take a function (on_cpu_only_machine, spy_cuda_rng, restore_order, rng_state_devices) run
+it in the process where the notebook runs (see helpers/notebook_state.py), where torch.cuda is what the
+code sees. payload_runs runs where the test runs: it writes the trapped file there, calls the function,
+and hears from the payload itself whether it ran (nothing kept where the function runs decides it).
 """
 
-import builtins
 import contextlib
 import tempfile
 from pathlib import Path
@@ -88,28 +88,55 @@ def on_cpu_only_machine(what: str, fn, *args):
 
 TRAP = "<the trapped file>"     # in payload_runs' arguments, stands for the file's path
 
+# What the payload does when a loader unpickles it, in the process that loads it. Each way of telling is the
+# test's alone, named by a fresh random token, and told before the loader's code can take anything back:
+# - under `course grade`, a note to the grader over the answer server's connection (protocol NOTE), sent in
+#   the middle of the call: nothing the student's code does afterwards unsends it;
+# - a file named by the token beside the trapped file, which crosses back to the grader with the answer
+#   (a loader that unpickles in another process still leaves it);
+# - the token in `_HEARD`, for a test run in the notebook's own process (plain nbgrader, a student's check).
+_PAYLOAD = """
+import sys
+_server = getattr(sys.modules.get("_course_answers"), "_SERVERS", {{}}).get("server")
+if _server is not None:
+    _server.note({token!r})
+open({marker!r}, "w").close()
+import helpers.probes_serialization
+helpers.probes_serialization._HEARD.add({token!r})
+"""
+_HEARD: set = set()
 
-@asks_notebook
+
 def payload_runs(content: dict, fn, *args) -> bool:
     """Whether `fn(*args)`, with `TRAP` in `args` replaced by the path of a file that holds `content`
     plus a payload, runs that payload.
 
-    The payload sets a flag when unpickled; whatever `fn` raises is ignored (refusing is right).
+    Decided where the test runs, from what the payload told it (see `_PAYLOAD`), never from a flag kept where
+    `fn` runs; whatever `fn` raises is ignored (refusing is right), except the grader's own loss of the
+    notebook (ConnectionError, TimeoutError).
     """
+    import secrets
+
+    from helpers import notebook_state
     from helpers.checkpoints import ArbitraryCode
 
+    token = f"payload-{secrets.token_hex(16)}"
     path = scratch_file("trap.pt")
-    builtins._course_payload_ran = False
+    marker = path.parent / token
+    torch.save(dict(content, extra=ArbitraryCode(_PAYLOAD.format(token=token, marker=str(marker)))), path)
     try:
-        torch.save(dict(content, extra=ArbitraryCode("import builtins; builtins._course_payload_ran = True")), path)
         try:
             fn(*(path if type(arg) is str and arg == TRAP else arg for arg in args))
+        except (ConnectionError, TimeoutError):
+            raise
         except Exception:
             pass
-        return builtins._course_payload_ran
+        heard = notebook_state.heard() if notebook_state.heard is not None else []
+        return token in heard or token in _HEARD or marker.exists()
     finally:
-        del builtins._course_payload_ran
+        _HEARD.discard(token)
         path.unlink(missing_ok=True)
+        marker.unlink(missing_ok=True)
 
 
 @asks_notebook

@@ -66,13 +66,14 @@ def answer_kernel(folder: Path, notebook: str):
     import subprocess
     import sys
 
-    from course.grading.kernel.loading import PACKING_SOURCE, PROTOCOL_SOURCE, SERVER_SOURCE
+    from course.grading.kernel.loading import load_code
 
     path = folder / "answers.sock"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     listener.listen(1)
     listener.settimeout(60)
-    code = (f"{PROTOCOL_SOURCE}\n{PACKING_SOURCE}\n{SERVER_SOURCE}\nnamespace = {{}}\nexec({notebook!r}, namespace)\n"
-            f"while True:\n    _course_serve({str(path)!r}, namespace)\n")
+    # Loaded as the kernel loads it (its own module, `_course_answers`), then the notebook, then serving.
+    code = (f"{load_code()}\nnamespace = {{}}\nexec({notebook!r}, namespace)\nimport sys\n"
+            f"while True:\n    sys.modules['_course_answers']._course_serve({str(path)!r}, namespace)\n")
     return listener, subprocess.Popen([sys.executable, "-c", code])

@@ -61,6 +61,46 @@ def test_payload_runs_only_when_the_file_is_unpickled_unsafely():
     assert payload_runs(state, print, "not the file") is False
 
 
+def test_a_loader_that_resets_the_old_flag_is_still_caught():
+    """Issue 38: the payload set builtins._course_payload_ran, and a loader that reset it kept full marks."""
+    import builtins
+
+    def load_then_reset(path):
+        torch.load(path, weights_only=False)
+        builtins._course_payload_ran = False
+
+    try:
+        assert payload_runs(nn.Linear(2, 1).state_dict(), load_then_reset, TRAP) is True
+    finally:
+        vars(builtins).pop("_course_payload_ran", None)
+
+
+def test_the_payload_is_heard_even_when_its_file_is_taken_back():
+    """The file the payload leaves is one way of telling; removing it, the payload is still heard."""
+    import os
+
+    def load_then_tidy(path):
+        before = set(os.listdir(os.path.dirname(path)))
+        torch.load(path, weights_only=False)
+        for name in set(os.listdir(os.path.dirname(path))) - before:
+            os.remove(os.path.join(os.path.dirname(path), name))
+
+    assert payload_runs(nn.Linear(2, 1).state_dict(), load_then_tidy, TRAP) is True
+
+
+def test_payload_runs_where_the_test_runs():
+    """Not asked of the notebook's process: run there, what it says could be what the student's code left it."""
+    from helpers import notebook_state
+
+    asked = []
+    notebook_state.ask = lambda probe, args, kwargs: asked.append(probe)
+    try:
+        assert payload_runs(nn.Linear(2, 1).state_dict(), functools.partial(torch.load, weights_only=False), TRAP)
+    finally:
+        notebook_state.ask = None
+    assert asked == []
+
+
 def test_record_moves_notes_every_request_and_keeps_the_model():
     model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
     state = {k: v.clone() for k, v in model.state_dict().items()}
@@ -149,7 +189,7 @@ def test_every_probe_that_calls_the_students_function_asks_the_notebooks_process
     # Run in the judge instead, the student's function is called remotely and none of the probe's patches
     # (torch.load, torch.set_rng_state, torch.cuda.*) reaches it: the probe then reads what it did not see.
     import helpers.probes_serialization as probes
-    for name in ("on_cpu_only_machine", "payload_runs", "spy_cuda_rng", "restore_order", "rng_state_devices"):
+    for name in ("on_cpu_only_machine", "spy_cuda_rng", "restore_order", "rng_state_devices"):
         assert hasattr(getattr(probes, name), "__wrapped__"), f"{name} is not marked @asks_notebook"
 
 

@@ -54,6 +54,11 @@ FLAGGED = [
      "replaces _m.payload_runs"),
     ("import helpers\ngetattr(helpers.probes_serialization, '__dict__')['payload_runs'] = print",
      "changes the namespace of helpers.probes_serialization"),
+    # Issue 38: the course's own names in the kernel, written (a payload's flag reset) or read, however reached.
+    ("import builtins\nbuiltins._course_payload_ran = False", "uses the grader's own names in the kernel"),
+    ("import builtins as b\nsetattr(b, '_course_payload_ran', 0)", "uses the grader's own names in the kernel"),
+    ("vars(__import__('builtins'))['_course_flag'] = False", "uses the grader's own names in the kernel"),
+    ("x = _course_payload_ran", "uses the grader's own names in the kernel"),
     # Code the scan cannot read (it runs in the TA's process) is named, never a crash of the run.
     ("x = config" + ".b" * 20_000, "cannot be read by the scan"),
     ("x = " + "-" * 100_000 + "1", "cannot be read by the scan"),
@@ -77,9 +82,20 @@ def test_a_cells_own_variable_is_not_the_history():
     assert integrity.suspicious_code("print(_i)") == ["reads the executed cells (_i)"]
 
 
+def _cheat(wrong) -> bool:
+    return wrong.path.stem.split("__", 1)[-1].startswith("cheat_")
+
+
 @pytest.mark.parametrize("assignment", COURSE.assignments())
 def test_quiet_on_honest_answers(assignment):
     answers = reference_answers(cells.read(COURSE.source_notebook(assignment)))
-    wrong = {w.path.name: w.code for w in wrong_answers(assignment)}
+    wrong = {w.path.name: w.code for w in wrong_answers(assignment) if not _cheat(w)}
     flagged = {name: integrity.suspicious_code(code) for name, code in (answers | wrong).items()}
     assert not {name: why for name, why in flagged.items() if why}
+
+
+@pytest.mark.parametrize("assignment", COURSE.assignments())
+def test_a_kept_cheat_is_flagged(assignment):
+    """A kept wrong answer named `<exercise>__cheat_<what>.py` cheats: the report must name it too."""
+    cheats = {w.path.name: w.code for w in wrong_answers(assignment) if _cheat(w)}
+    assert not {name for name, code in cheats.items() if not integrity.suspicious_code(code)}

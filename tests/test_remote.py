@@ -88,6 +88,22 @@ NOTEBOOK = textwrap.dedent('''
         sys.modules["numpy.f2py.__main__"] = fake
         return fake
 
+    def loads_then_covers_up(model, path, device):
+        import builtins, os, sys
+        folder = os.path.dirname(path)
+        before = set(os.listdir(folder))
+        torch.load(path, map_location=device, weights_only=False)
+        builtins._course_payload_ran = False                    # issue 38's cheat
+        for name in set(os.listdir(folder)) - before:            # what the payload left beside the file
+            os.remove(os.path.join(folder, name))
+        probes = sys.modules.get("helpers.probes_serialization")
+        if probes is not None:
+            probes._HEARD.clear()
+        raise ValueError("refused")                             # as a safe loader would
+
+    def loads_safely(model, path, device):
+        model.load_state_dict(torch.load(path, map_location=device, weights_only=True))
+
     def plain_values():
         import collections
         import numpy as np
@@ -391,6 +407,19 @@ def test_a_measurement_of_saved_activations_runs_where_the_forward_pass_runs(ser
         assert saved_bytes_during(runs_with_grad, nn.Linear(3, 3), torch.randn(4, 3)) > 0
         with torch.no_grad():
             assert saved_bytes_during(runs_with_grad, nn.Linear(3, 3), torch.randn(4, 3)) == 0
+    """))
+
+
+@pytest.mark.slow
+def test_a_payload_that_ran_is_heard_by_the_judge_whatever_the_loader_does_afterwards(serve):
+    """Issue 38: payload_runs asked the kernel, which read a flag the student's loader could reset."""
+    assert passes(serve("""
+        import torch
+        from torch import nn
+        from helpers.probes_serialization import TRAP, payload_runs
+        state = nn.Linear(2, 1).state_dict()
+        assert payload_runs(state, loads_then_covers_up, nn.Linear(2, 1), TRAP, "cpu") is True
+        assert payload_runs(state, loads_safely, nn.Linear(2, 1), TRAP, "cpu") is False
     """))
 
 

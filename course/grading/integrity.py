@@ -34,6 +34,8 @@ _SUSPICIOUS_METHODS = {"symlink_to": "makes a symbolic link", "hardlink_to": "ma
 _MODULE_GETTERS = {"importlib.import_module", "__import__", "sys.modules.get"}
 # The grader's answer server in the kernel (course.grading.kernel.answer_server): patched, it forges what the kernel reports.
 _SERVER_NAMES = ("_course_answers", "_course_serve", "_SERVERS")
+# The course's own names in the kernel (a probe's or a payload's, in builtins or anywhere): no answer needs one.
+_COURSE_PREFIX = "_course_"
 
 
 # Attributes whose assignment changes what a function does while it stays the same object.
@@ -79,6 +81,10 @@ def _reasons(tree: ast.Module) -> list[str]:
                 or isinstance(node, ast.Name) and node.id.startswith(_SERVER_NAMES) \
                 or isinstance(node, ast.Attribute) and node.attr.startswith(_SERVER_NAMES):
             reasons.append("reaches into the grader's answer server in the kernel")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _COURSE_PREFIX in node.value \
+                or isinstance(node, ast.Name) and node.id.startswith(_COURSE_PREFIX) \
+                or isinstance(node, ast.Attribute) and node.attr.startswith(_COURSE_PREFIX):
+            reasons.append(f"uses the grader's own names in the kernel ({_COURSE_PREFIX}...)")
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             # Setting a flag such as torch.backends.cudnn.benchmark = True replaces nothing.
             flag = isinstance(getattr(node, "value", None), ast.Constant)

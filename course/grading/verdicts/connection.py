@@ -21,6 +21,9 @@ from course.grading.kernel.protocol import (
     HELLO,
     MAX_ANSWER,
     MAX_KEPT,
+    MAX_NOTE,
+    MAX_NOTES,
+    NOTE,
     OK,
     RAISE,
 )
@@ -55,6 +58,7 @@ class Connection:
         self.requests = 0
         self.kernel_rng: torch.Tensor | None = None     # the kernel's random state as it last said
         self.kept: list[list] = []      # see answer_server._Server.kept: the same lists, in the same order
+        self.notes: list[str] = []      # what the course's code in the kernel said happened during a call (NOTE)
 
     # -- framing ---------------------------------------------------------------------------------
 
@@ -136,7 +140,7 @@ class Connection:
             raise TypeError(f"the grader cannot send this argument to the notebook: {error}") from None
         self.requests += 1
         self.send(buffer.getvalue())
-        reply = decode(self.receive())
+        reply = self.reply()
         if type(reply) is not list or len(reply) < 6 or reply[0] not in (OK, RAISE):
             raise WireError("an answer of the wrong form")
         states, kept_states, kernel_state, files = reply[-4:]
@@ -155,6 +159,15 @@ class Connection:
         return value
 
 
+    def reply(self):
+        """The call's answer; the notes sent while it ran (protocol NOTE) are kept in `notes` on the way."""
+        while True:
+            reply = decode(self.receive())
+            if type(reply) is list and len(reply) == 2 and reply[0] == NOTE:
+                if type(reply[1]) is str and len(self.notes) < MAX_NOTES:
+                    self.notes.append(reply[1][:MAX_NOTE])
+                continue
+            return reply
 
 
 def keep(kept: list, nodes: list) -> None:

@@ -98,13 +98,16 @@ class Judge:
 
 @contextlib.contextmanager
 def _probes_ask(connection: Connection):
-    """helpers' probes of the notebook's process state (helpers.notebook_state) ask the kernel."""
+    """helpers' probes of the notebook's process state (helpers.notebook_state) ask the kernel, and hear what
+    the course's code there said happened during this test's calls (the connection's notes)."""
     helpers.notebook_state.ask = lambda probe, args, kwargs: connection.request("call", target=probe, args=args,
                                                                                   kwargs=kwargs)
+    helpers.notebook_state.heard = lambda: list(connection.notes)
     try:
         yield
     finally:
         helpers.notebook_state.ask = None
+        helpers.notebook_state.heard = None
 
 
 def _error_output(error: BaseException, label: str) -> NotebookNode:
