@@ -97,7 +97,8 @@ def _main(argv: list[str] | None) -> int:
                   "the risk; the report then says so.", file=sys.stderr)
             return 2
         except GradingStopped as error:
-            print(f"course {args.command}: stopped: {error}", file=sys.stderr)
+            from course.grading.inert import terminal
+            print(f"course {args.command}: stopped: {terminal(error)}", file=sys.stderr)
             return 3
 
     if args.command == "report":

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from nbgrader.api import Gradebook, MissingEntry
 
 from course.grading.contract import Problem
+from course.grading.inert import markdown_block
 from course.notebook.classdir import ClassDir
 
 
@@ -233,10 +234,10 @@ def record_findings(class_dir, db_url: str, assignment: str, student: str, probl
             standin = autograded / f"{nb.name}.ipynb"
             if not standin.is_file():
                 autograded.mkdir(parents=True, exist_ok=True)
-                lines = "\n".join(f"- {where}: {what}" for where, what in mine) or "- no report line"
                 nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
                     f"# {nb.name}.ipynb could not be graded\n\nEvery graded cell scores zero. "
-                    f"`course grade` reported:\n\n{lines}\n")]), str(standin))
+                    f"`course grade` reported:\n\n{_report(mine)}\n")]),
+                    str(standin))
             if not mine:
                 continue
             nb.flagged = True
@@ -245,12 +246,18 @@ def record_findings(class_dir, db_url: str, assignment: str, student: str, probl
                                                           c.name))
             if comments:
                 first = comments[0]
-                report = "\n".join([REPORT_COMMENT, *(f"- {where}: {what}" for where, what in mine)])
+                report = f"{REPORT_COMMENT}\n{_report(mine)}"
                 nbgrader_said = first.auto_comment or ""
                 if nbgrader_said.startswith(REPORT_COMMENT):   # ours, from a run that changed nothing since
                     nbgrader_said = ""
                 first.auto_comment = report + (f"\n\n{nbgrader_said}" if nbgrader_said else "")
         gb.db.commit()
+
+
+def _report(found: list[tuple[str, str]]) -> str:
+    """The problems as Markdown that renders them as text (the stand-in is rendered, and so is the comment, in
+    the feedback)."""
+    return markdown_block([f"- {where}: {what}" for where, what in found] or ["- no report line"])
 
 
 def _grade_ids(notebook) -> list[str | None]:

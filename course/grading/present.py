@@ -38,6 +38,7 @@ from course.grading.contract import (
     Problem,
     ProblemKind,
 )
+from course.grading.inert import terminal
 from course.notebook import cells
 from course.notebook.cells import HIDDEN_NOTE, without_hidden
 
@@ -50,6 +51,7 @@ _FILES = re.compile(r"No such file or directory|Permission denied|Read-only file
 _MEMORY = re.compile(r"can't allocate memory|cannot allocate memory|not enough memory", re.IGNORECASE)
 _PROCESSES = re.compile(r"Resource temporarily unavailable|can't start new thread")
 
+ID_WIDTH = 64      # characters of a student id in the table and the progress line (a folder name may have 255)
 TAMPERING = "looks like tampering with the grading"     # what the static scan says of a cell
 
 
@@ -302,7 +304,7 @@ def table(rows: dict[str, dict[str, tuple[float, float] | None]], assignments: l
     header = ["student", *short, "total"]
     lines = []
     for student in sorted(rows):
-        row, got, most = [student], 0.0, 0.0
+        row, got, most = [terminal(student, ID_WIDTH)], 0.0, 0.0
         for a in assignments:
             value = rows[student].get(a)
             if value is None:
@@ -323,11 +325,11 @@ def _num(x: float) -> str:
 
 
 def problem_lines(problems: dict[tuple[str, str], list[Problem]]) -> list[str]:
-    """One line per problem: student, assignment, where, what."""
+    """One line per problem, shown as written (`inert.terminal`): student, assignment, where, what."""
     out = []
     for (student, assignment), found in sorted(problems.items()):
         for problem in found:
-            out.append(f"{student} / {assignment} / {problem.where}: {problem.what}")
+            out.append(terminal(f"{student} / {assignment} / {problem.where}: {problem.what}"))
     return out
 
 
@@ -350,8 +352,8 @@ def present(run: GradeRun, sandbox) -> None:
                  + (f"{len(run.ungraded)} NOT GRADED, " if run.ungraded else "")
                  + f"{len(found)} problem(s) in {len(run.problems)} submission(s), {run.seconds:.1f} s")
     for (student, assignment), why in sorted(run.ungraded.items()):
-        lines.append(f"{student} / {assignment} / grader: NOT GRADED, grade again (`course grade` grades it "
-                     f"on its next run); not the student's doing: {why}")
+        lines.append(terminal(f"{student} / {assignment} / grader: NOT GRADED, grade again (`course grade` grades "
+                              f"it on its next run); not the student's doing: {why}"))
     lines += found
     run.report = "\n".join(lines)
 
@@ -366,11 +368,12 @@ class Progress:
 
     def started(self, job) -> None:
         self.running += 1
-        self._draw(f"{job.assignment}/{job.student} started")
+        self._draw(f"{job.assignment}/{terminal(job.student, ID_WIDTH)} started")
 
     def retry(self, job, why: str) -> None:
         self.running -= 1
-        self._draw(f"{job.assignment}/{job.student} failed ({why[:60]}), trying again", final=not self.tty)
+        self._draw(f"{job.assignment}/{terminal(job.student, ID_WIDTH)} failed ({terminal(why, 60)}), trying again",
+                   final=not self.tty)
 
     def finished(self, job, result) -> None:
         self.running -= 1
@@ -378,7 +381,8 @@ class Progress:
         mark = "ok" if result["graded"] else "NOT GRADED"
         issues = f", {len(result['problems'])} problem(s)" if result["problems"] else ""
         seconds = f"{result['seconds']:.1f} s" if result.get("seconds") else "-"
-        self._draw(f"{job.assignment}/{job.student} {mark} in {seconds}{issues}", final=not self.tty)
+        self._draw(f"{job.assignment}/{terminal(job.student, ID_WIDTH)} {mark} in {seconds}{issues}",
+                   final=not self.tty)
 
     def _draw(self, what: str, final: bool = False) -> None:
         width = 24

@@ -22,6 +22,7 @@ import traceback
 from pathlib import Path
 
 from course.grading import gradebooks
+from course.grading.active_content import given_markdown, make_inert_folder
 from course.grading.contract import (
     EVENTS_FILE,
     GRADER_ERROR,
@@ -132,6 +133,8 @@ def _grade(job: Job) -> dict:
                                            _events(scratch, (OUTPUT_DROPPED, PROCESSES_STOPPED)))
         if result["graded"]:
             strip_links(autograded)
+            # Before anything renders it: the notebook TAs open in formgrader, and the feedback made from it.
+            make_inert_folder(autograded, given_markdown(Path(job.source)))
             result["autograded"] = str(autograded)
             if job.feedback and any(p.kind is ProblemKind.TAMPERING for p in result["problems"]):
                 # Output of such cells may carry the hidden tests in a disguise that the

@@ -1,20 +1,20 @@
 """The class report as one HTML page: `CLASS/report/index.html`, pictures inside, no network.
 
 Everything the statistics carry from a submission (failing messages, student ids) is escaped
-here, once, by `_e`; the messages were already capped and stripped of control characters by
-`course.grading.class_report.stats.failing_message`. Figures are SVG documents (`figures`) embedded as data URIs, so
+here, once, by `_e` (`course.grading.inert.html`, the course's one way to put a submission's text into a page);
+the messages were already capped by `course.grading.class_report.stats.failing_message`. Figures are SVG documents (`figures`) embedded as data URIs, so
 the file can be mailed or opened from a USB stick.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import os
 import statistics
 import time
 from pathlib import Path
 
+from course.grading import inert
 from course.grading.class_report.stats import (
     SLOWEST,
     AssignmentStats,
@@ -53,7 +53,7 @@ def write_report(class_dir: Path, assignments: list[str]) -> Path:
 
 
 def _e(value) -> str:
-    return html.escape(str(value), quote=True)
+    return inert.html(value)
 
 
 def _num(x: float, digits: int = 2) -> str:
@@ -210,5 +210,5 @@ def write_after_grading(class_dir: Path, assignments: list[str], say=print) -> P
     try:
         return write_report(class_dir, assignments)
     except Exception as error:  # noqa: BLE001 - the page is a reading aid; the grades stand
-        say(f"class report not written ({type(error).__name__}: {error}); `course report` tries again")
+        say(inert.terminal(f"class report not written ({type(error).__name__}: {error}); `course report` tries again"))
         return None
