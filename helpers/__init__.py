@@ -15,6 +15,7 @@ Small modules, one concern each:
 - `helpers.checkpoints`       a CUDA-tagged checkpoint and safe-loading demos (notebook 04)
 - `helpers.resume`            a tiny seeded training run to stop and resume (notebook 04)
 - `helpers.ddp_demo`          real DistributedDataParallel on two processes (notebook 05)
+- `helpers.process_group`     a notebook's function in every rank of a real gloo process group (notebook 05)
 - `helpers.parallel_picture`  the data- vs model-parallel picture and the all-reduce (notebook 05)
 - `helpers.broadcast_picture`, `helpers.checkpoint_pictures`, `helpers.debug_pictures`
                               figures that teach (notebooks 01, 04, 06)

@@ -6,10 +6,16 @@ they must reproduce, and checks of where a split model's layers and outputs live
     check_replicas_match(replicas, single, "after one step")
     check_stage_devices(layers, cut=2, devices=("cpu", "meta"), what="a 4-layer model")
     out = forward_or_fail(split, x, "the split model's forward on a CPU input")
+    ranks = gradients_in_ranks(average_gradients, model, shards, loss_fn)   # a real process group
+    check_ranks_finished(ranks, "average_gradients")
 
 Both check lists the test keeps to itself (`layers = list(model)` before the call; the code under test gets
 `list(replicas)`): what that code does to the model or list it was given (layers emptied, reordered or
 swapped, replicas replaced) cannot change which objects are checked.
+
+`gradients_in_ranks` runs where the notebook runs (helpers/notebook_state.py): it forks one process per
+shard (helpers/process_group.py), and each rank sees its own shard only, so a function that does not
+communicate cannot give the gradient of the whole batch.
 """
 
 import copy
@@ -18,6 +24,9 @@ import torch
 from torch import nn
 
 from helpers.checks import check_close, check_device
+from helpers.notebook_state import asks_notebook
+from helpers.process_group import DEFAULT_TIMEOUT_S, RankResult, run_ranks
+
 
 
 def replicas_of(model: nn.Module, count: int, **sgd_options):
@@ -60,3 +69,62 @@ def forward_or_fail(module: nn.Module, x, what: str):
     except RuntimeError as error:
         raise AssertionError(f"{what}: expected it to run, with every tensor moved to the device of the layer "
                              f"that uses it, got RuntimeError: {error}") from None
+
+
+@asks_notebook
+def gradients_in_ranks(fn, model: nn.Module, shards, loss_fn, timeout_s: float = DEFAULT_TIMEOUT_S) -> list:
+    """Run `fn(model)` in every rank of a real gloo process group of `len(shards)` processes, after a backward
+    pass on that rank's own shard; one `RankResult` per rank, whose value is `{"grads": [...], "params": [...]}`:
+    each parameter's `.grad` (None where it has none) and value after `fn`, in the order of `model.parameters()`.
+
+    Rank r zeroes a copy of `model`'s gradients and calls `loss_fn(model(x_r), y_r).backward()` on `shards[r]`
+    alone. Runs where the notebook runs (the ranks are forks of its process); at most `timeout_s` seconds.
+    """
+    def one_rank(rank: int, world_size: int) -> dict:
+        x, y = shards[rank]
+        for p in model.parameters():
+            p.grad = None
+        loss_fn(model(x), y).backward()
+        fn(model)
+        params = list(model.parameters())
+        return {"grads": [None if p.grad is None else p.grad.detach().clone() for p in params],
+                "params": [p.detach().clone() for p in params]}
+
+    return run_ranks(one_rank, world_size=len(shards), timeout_s=timeout_s)
+
+
+def check_ranks_finished(results: list[RankResult], what: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    """An AssertionError naming each rank that raised (with its error) or never finished, else nothing."""
+    raised = [r for r in results if r.error is not None]
+    if raised:
+        errors = "; ".join(f"rank {r.rank}: {r.error[:400]}" for r in raised)
+        raise AssertionError(f"{what} raised in {len(raised)} of {len(results)} ranks: expected it to run in every "
+                             f"rank of the process group, got {errors}")
+    stuck = [r.rank for r in results if not r.finished]
+    if stuck:
+        done = [r.rank for r in results if r.finished]
+        raise AssertionError(
+            f"{what} never returned in rank(s) {stuck} (stopped after {timeout_s:g} s)"
+            + (f", while rank(s) {done} finished" if done else "")
+            + ": a collective such as dist.all_reduce waits until every rank of the group has called it; "
+              "expected every rank to make the same collective calls, in the same order")
+
+
+def check_rank_gradients(results: list[RankResult], expected_grads, expected_params, what: str,
+                         atol: float = 1e-6) -> None:
+    """Every rank's gradients close to `expected_grads` (None where a parameter has no gradient) and its
+    parameters equal to `expected_params`, both lists in the order of the model's parameters (the test's own)."""
+    for r in results:
+        grads, params = r.value["grads"], r.value["params"]
+        for i, (got, expected) in enumerate(zip(grads, expected_grads, strict=True)):
+            if expected is None or got is None:
+                if (got is None) != (expected is None):
+                    raise AssertionError(f"{what}: the .grad of parameter {i} on rank {r.rank}: expected "
+                                         f"{'None' if expected is None else 'a tensor'}, got "
+                                         f"{'None' if got is None else 'a tensor'}")
+                continue
+            check_close(got, expected, f"the .grad of parameter {i} on rank {r.rank} after {what}, vs the gradient "
+                                       "of one model on the whole batch", atol=atol)
+        for i, (got, expected) in enumerate(zip(params, expected_params, strict=True)):
+            check_close(got, expected, f"parameter {i} on rank {r.rank} after {what} (only the gradients may change)",
+                        atol=0.0, rtol=0.0)

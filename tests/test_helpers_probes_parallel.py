@@ -44,3 +44,78 @@ def test_stage_devices_and_a_missing_move():
     del model[:]                         # what the code under test does to its model cannot change what is checked
     with pytest.raises(AssertionError, match="weight of layer 2 of a split model"):
         check_stage_devices(layers, 2, ("cpu", "cpu"), "a split model")
+
+
+def _average(model):
+    import torch.distributed as dist
+
+    for p in model.parameters():
+        if p.grad is not None:
+            dist.all_reduce(p.grad)
+            p.grad /= dist.get_world_size()
+
+
+def _keeps_own_gradient(model):
+    pass
+
+
+def _reference(model, x, y):
+    import copy
+
+    single = copy.deepcopy(model)
+    nn.MSELoss()(single(x), y).backward()
+    return ([None if p.grad is None else p.grad.clone() for p in single.parameters()],
+            [p.detach().clone() for p in single.parameters()])
+
+
+def test_gradients_in_ranks_gives_each_rank_its_own_shard_and_the_checks_judge_them():
+    from helpers.checks import check_close
+    from helpers.probes_parallel import check_rank_gradients, check_ranks_finished, gradients_in_ranks
+
+    torch.manual_seed(0)
+    model, x, y = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1)), torch.randn(8, 3), torch.randn(8, 1)
+    model[0].bias.requires_grad_(False)
+    grads, params = _reference(model, x, y)
+    shards = [(x[:4], y[:4]), (x[4:], y[4:])]
+    ranks = gradients_in_ranks(_average, model, shards, nn.MSELoss())
+    check_ranks_finished(ranks, "the average")
+    check_rank_gradients(ranks, grads, params, "the average")
+    assert ranks[0].value["grads"][1] is None                    # the frozen bias
+    assert model[0].weight.grad is None                          # the ranks worked on their own copies
+
+    own = gradients_in_ranks(_keeps_own_gradient, model, shards, nn.MSELoss())
+    check_ranks_finished(own, "nothing")
+    shard_grads, _ = _reference(model, *shards[1])
+    check_close(own[1].value["grads"][0], shard_grads[0], "rank 1 keeps the gradient of its own shard")
+    with pytest.raises(AssertionError, match=r"the \.grad of parameter 0 on rank 0 after nothing"):
+        check_rank_gradients(own, grads, params, "nothing")
+
+
+def test_check_ranks_finished_names_the_ranks_that_raised_or_never_returned():
+    from helpers.probes_parallel import check_ranks_finished
+    from helpers.process_group import RankResult
+
+    check_ranks_finished([RankResult(0, value=1, finished=True)], "f")
+    with pytest.raises(AssertionError, match=r"f raised in 1 of 2 ranks: .* rank 1: ValueError: boom"):
+        check_ranks_finished([RankResult(0, value=1, finished=True),
+                              RankResult(1, error="ValueError: boom", finished=True)], "f")
+    with pytest.raises(AssertionError, match=r"f never returned in rank\(s\) \[0\] \(stopped after 20 s\), "
+                                             r"while rank\(s\) \[1\] finished"):
+        check_ranks_finished([RankResult(0), RankResult(1, value=1, finished=True)], "f")
+
+
+def test_check_rank_gradients_refuses_changed_parameters_and_a_gradient_where_none_belongs():
+    from helpers.probes_parallel import check_rank_gradients
+    from helpers.process_group import RankResult
+
+    grads, params = [torch.ones(2), None], [torch.zeros(2), torch.zeros(1)]
+    ok = RankResult(0, value={"grads": [torch.ones(2), None], "params": [torch.zeros(2), torch.zeros(1)]},
+                    finished=True)
+    check_rank_gradients([ok], grads, params, "f")
+    moved = RankResult(0, value={"grads": [torch.ones(2), None], "params": [torch.zeros(2), torch.ones(1)]},
+                       finished=True)
+    with pytest.raises(AssertionError, match="parameter 1 on rank 0 after f"):
+        check_rank_gradients([moved], grads, params, "f")
+    extra = RankResult(0, value={"grads": [torch.ones(2), torch.ones(1)], "params": params}, finished=True)
+    with pytest.raises(AssertionError, match="expected None, got a tensor"):
+        check_rank_gradients([extra], grads, params, "f")
