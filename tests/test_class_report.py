@@ -117,7 +117,7 @@ def made_class(tmp_path_factory):
     # comment's words; e's marker names the words without the kind.
     kinds = {"b": ProblemKind.TAMPERING, "e": ProblemKind.RUN}
     for student, seconds in SECONDS.items():
-        marker = ClassDir(folder).state / "hw" / f"{student}.json"
+        marker = ClassDir(folder).done_marker(student, "hw")
         marker.parent.mkdir(parents=True, exist_ok=True)
         problems = [Problem("hw.ipynb", f"cell 3 {TAMPERING}?", kinds[student])] if student in kinds else []
         marker.write_text(json.dumps({"seconds": seconds, "problems": problems}))
@@ -250,7 +250,7 @@ def test_a_hostile_message_and_student_id_are_shown_as_text(tmp_path):
         _submit(gb, "hw", "bob", {"test_ex": 1})
         gb.db.commit()
     _autograded(tmp_path, student, "hw", [_test_cell("test_ex", ("ValueError", hostile + "y" * 1000))])
-    marker = ClassDir(tmp_path).state / "hw" / f"{student}.json"
+    marker = ClassDir(tmp_path).done_marker(student, "hw")
     marker.parent.mkdir(parents=True)
     marker.write_text(json.dumps({"seconds": 3.0}))
     text = write_report(tmp_path, ["hw"]).read_text()

@@ -27,6 +27,7 @@ not importable there), and when the first submissions all fail the same way.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -38,13 +39,14 @@ import warnings
 from pathlib import Path
 
 from course.checkout import Course
-from course.grading.commit import commit, drop_csv_rows, record
+from course.grading.commit import commit, disk_full, drop_csv_rows, record
 from course.grading.contract import (
     GradeOptions,
     GradeRun,
     RESULT_FORMAT,
     SETUP_FAILED,
     ExecutorFactory,
+    RECORD_FAILED,
     GradingStopped,
 )
 from course.grading.preflight import max_notebooks, register
@@ -56,6 +58,8 @@ from course.notebook.nbgrader import quiet_nbgrader_warnings
 
 # The run stops when the first this many submissions all failed the same grader's way.
 SAME_FAILURE_STOPS = 3
+NOTHING_RECORDED = ("nothing was recorded for them. Try one submission with `nbgrader autograde` to see the "
+                    "whole error.")
 
 
 def submissions(class_dir: Path, assignments: list[str]) -> list[tuple[str, str]]:
@@ -138,12 +142,16 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
             gradebooks.copy_definitions(db_url, f"sqlite:///{templates[assignment]}", assignment, course_id)
             definitions[assignment] = gradebooks.definition_digest(db_url, assignment)
 
-        jobs, skipped, stored_problems = [], [], {}
+        jobs, skipped, stored_problems, ungraded = [], [], {}, {}
         for student, assignment in todo:
+            unusable = unusable_id(student)
+            if unusable:
+                ungraded[(student, assignment)] = unusable
+                continue
             submitted = ClassDir(class_dir).submitted(student, assignment)
             digest = {"submission": fingerprint(submitted), "definition": definitions[assignment],
                       "format": RESULT_FORMAT}
-            marker = state / assignment / f"{student}.json"
+            marker = ClassDir(class_dir).done_marker(student, assignment)
             stored = done_problems(marker, digest) if not options.force else None
             if stored is not None:
                 skipped.append((student, assignment))
@@ -163,7 +171,7 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
         if skipped:
             say(f"{len(skipped)} submission(s) already graded and unchanged: skipped (--force regrades them)")
         problems = dict(stored_problems)
-        graded, per_job, ungraded = [], {}, {}
+        graded, per_job = [], {}
         if jobs:
             progress = Progress(len(jobs), say)
             by_job = {id(job): (digest, marker) for job, digest, marker in jobs}
@@ -183,19 +191,18 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                 if failure:
                     shutil.rmtree(job.scratch, ignore_errors=True)
                     why = f"{failure['kind']}: {failure['detail']}"
-                    if result.get("log"):   # what nbgrader and the kernel said, for the TA
-                        marker = by_job[id(job)][1]
-                        marker.parent.mkdir(parents=True, exist_ok=True)
-                        marker.with_suffix(".log").write_text(result["log"])
+                    if result.get("log"):   # what nbgrader and the kernel said, for the TA, where there is room
+                        with contextlib.suppress(OSError):
+                            _write_log(by_job[id(job)][1], result["log"])
                     if failure["kind"] == SETUP_FAILED and not any(a == job.assignment for _, a in graded):
                         # The instructor's setup cells ran first, before any student code: every submission of
                         # this assignment would fail there (a setup that passed once may fail once: retried).
                         stopped.append(f"the setup cells fail in the sandbox, so every submission would: "
-                                       f"{failure['detail']}")
+                                       f"{failure['detail']}; {NOTHING_RECORDED}")
                         return STOP
                     if stopped or (_same_failure(first_failures) and not graded):
                         stopped.append(f"the first {SAME_FAILURE_STOPS} submissions all failed the same way "
-                                       f"before any student code could be blamed ({why})")
+                                       f"before any student code could be blamed ({why}); {NOTHING_RECORDED}")
                         return STOP
                     # A job that ran past the hard limit would most likely run past it again: not retried.
                     if attempts[key] <= options.retries and failure["kind"] != HARD_LIMIT:
@@ -205,37 +212,41 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                     progress.finished(job, result)
                     return None
                 ungraded.pop(key, None)
-                digest, marker = by_job[id(job)]
-                record = result.get("record") or gradebooks.zero_result(f"sqlite:///{job.template_db}", job.assignment)
-                commit(class_dir, db_url, job, result, record, config_dirs, options.feedback)
+                try:
+                    _commit(class_dir, db_url, job, result, by_job[id(job)], config_dirs, options.feedback)
+                except Exception as error:  # noqa: BLE001 - recording one submission failed: never the run's end
+                    why = f"{RECORD_FAILED}: {type(error).__name__}: {error}"
+                    ungraded[key] = why
+                    progress.finished(job, result)
+                    if disk_full(error):
+                        stopped.append(_disk_full_message(class_dir, job, error, graded, jobs))
+                        return STOP
+                    return None
+                finally:
+                    shutil.rmtree(job.scratch, ignore_errors=True)
                 problems[key] = list(result["problems"])
                 graded.append(key)
                 per_job[key] = result.get("seconds") or 0.0
-                if result.get("log"):   # nbgrader's own account of a failure, for the TA
-                    marker.parent.mkdir(parents=True, exist_ok=True)
-                    marker.with_suffix(".log").write_text(result["log"])
-                write_json(marker, digest | {"problems": problems[key], "graded": result["graded"],
-                                              "seconds": result.get("seconds"),
-                                              "seconds_autograde": result.get("seconds_autograde"),
-                                              "seconds_feedback": result.get("seconds_feedback")})
-                shutil.rmtree(job.scratch, ignore_errors=True)
                 progress.finished(job, result)
                 return None
 
             pool.run([job for job, _, _ in jobs], hard_limit, on_start=progress.started, on_result=on_result)
             progress.close()
             if stopped:
-                record(class_dir, db_url, graded, problems)     # what finished before the stop stands
-                raise GradingStopped(stopped[0] + "; nothing was recorded for them. Try one submission with "
-                                     "`nbgrader autograde` to see the whole error.")
+                _record(class_dir, db_url, graded, problems, ungraded)     # what finished before the stop stands
+                raise GradingStopped(stopped[0])
             for job, _, _ in jobs:     # a run that stopped early: what never finished is not graded either
                 key = (job.student, job.assignment)
                 if key not in graded and key not in ungraded:
                     ungraded[key] = "not graded: the run stopped before it"
 
-        record(class_dir, db_url, graded, problems)
+        _record(class_dir, db_url, graded, problems, ungraded)
         all_scores = gradebooks.scores(db_url, assignments)
-        drop_csv_rows(ClassDir(class_dir).grades_csv, {k for k in ungraded if k not in all_scores})
+        try:
+            drop_csv_rows(ClassDir(class_dir).grades_csv, {k for k in ungraded if k not in all_scores})
+        except OSError as error:
+            _stop_if_disk_full(error, class_dir, graded)
+            raise
         wanted = set(todo)
         run = GradeRun(class_dir=class_dir, assignments=assignments,
                        scores={k: v for k, v in all_scores.items() if k in wanted},
@@ -243,10 +254,74 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                        seconds=time.perf_counter() - started, seconds_per_job=per_job, unsandboxed=unsandboxed,
                        ungraded=ungraded)
         present(run, sandbox)
-        ClassDir(class_dir).report.write_text(run.report + "\n")
+        try:
+            # A folder name that is not UTF-8 is in the report as its escapes, never an error.
+            ClassDir(class_dir).report.write_text(run.report + "\n", encoding="utf-8", errors="backslashreplace")
+        except OSError as error:
+            _stop_if_disk_full(error, class_dir, graded)
+            raise
         return run
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def unusable_id(student: str) -> str | None:
+    """Why a student's folder name cannot be a gradebook id, or None. Any name a TA may receive grades
+    (the worker grades it under `SCRATCH_STUDENT` and no file name is made from it) but one that is not
+    UTF-8, what `unzip` leaves of a name from another encoding: nbgrader's gradebook and formgrader take text."""
+    try:
+        student.encode("utf-8")
+    except UnicodeEncodeError:
+        return (f"not graded: its folder name is not UTF-8 ({os.fsencode(student)!r}); "
+                "rename the folder (e.g. with `convmv`) and run again")
+    return None
+
+
+def _commit(class_dir: Path, db_url: str, job, result: dict, saved, config_dirs, feedback: bool) -> None:
+    """Record one finished submission: its notebooks, feedback and grades (`commit`), then its done-marker and
+    nbgrader's log, last, so that a submission whose recording failed half-way is graded again by the next run."""
+    from course.grading import gradebooks
+
+    digest, marker = saved
+    record = result.get("record") or gradebooks.zero_result(f"sqlite:///{job.template_db}", job.assignment)
+    commit(class_dir, db_url, job, result, record, config_dirs, feedback)
+    if result.get("log"):   # nbgrader's own account of a failure, for the TA
+        _write_log(marker, result["log"])
+    write_json(marker, digest | {"problems": list(result["problems"]), "graded": result["graded"],
+                                  "seconds": result.get("seconds"),
+                                  "seconds_autograde": result.get("seconds_autograde"),
+                                  "seconds_feedback": result.get("seconds_feedback")})
+
+
+def _write_log(marker: Path, log: str) -> None:
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.with_suffix(".log").write_text(log)
+
+
+def _record(class_dir: Path, db_url: str, graded, problems, ungraded) -> None:
+    """`commit.record` for what was graded; a failure there ends the run with what was recorded said."""
+    try:
+        record(class_dir, db_url, graded, problems)
+    except Exception as error:  # noqa: BLE001 - the grades are in; only the flags and the CSV are missing
+        _stop_if_disk_full(error, class_dir, graded)
+        raise GradingStopped(f"{len(graded)} submission(s) were graded and their grades recorded, but the "
+                             f"flags and grades.csv could not be written ({type(error).__name__}: {error}); "
+                             "run `course grade` again to write them") from error
+
+
+def _stop_if_disk_full(error: BaseException, class_dir: Path, graded) -> None:
+    if disk_full(error):
+        raise GradingStopped(f"the disk under {class_dir} is full ({type(error).__name__}: {error}); "
+                             f"{len(graded)} submission(s) graded in this run are recorded, the rest are not; "
+                             "free some space and run `course grade` again: it grades only what is not "
+                             "recorded") from error
+
+
+def _disk_full_message(class_dir: Path, job, error: BaseException, graded, jobs) -> str:
+    return (f"the disk under {class_dir} is full ({type(error).__name__}: {error}); "
+            f"{len(graded)} submission(s) graded in this run are recorded, {len(jobs) - len(graded)} are not "
+            f"(among them the one being recorded, {job.assignment}/{job.student}); free some space and run "
+            "`course grade` again: it grades only what is not recorded")
 
 
 def _same_failure(first_failures: list[str | None]) -> bool:

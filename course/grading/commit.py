@@ -3,6 +3,7 @@ class folder, its grades in the real gradebook, the findings formgrader shows, a
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from pathlib import Path
@@ -60,7 +61,7 @@ def replace_tree(src: str | None, dst: Path) -> None:
     for leftover in (incoming, outgoing):
         if leftover.exists():
             shutil.rmtree(leftover)
-    shutil.copytree(src, incoming, symlinks=True)
+    _copy_tree(src, incoming)
     if dst.exists():
         os.replace(dst, outgoing)
     os.replace(incoming, dst)
@@ -74,8 +75,37 @@ def replace_tree(src: str | None, dst: Path) -> None:
                 pass
 
 
+def _copy_tree(src: str, dst: Path) -> None:
+    """Copy the folders and plain files of `src` (a worker's output: links and special files were stripped
+    there) to `dst`. Not `shutil.copytree`, which gathers every error into one `shutil.Error` of strings:
+    the first error here keeps its errno, so a full disk is told apart from any other failure."""
+    for folder, dirs, files in os.walk(src):
+        target = dst / os.path.relpath(folder, src)
+        target.mkdir()
+        for name in files:
+            if os.path.isfile(os.path.join(folder, name)) and not os.path.islink(os.path.join(folder, name)):
+                shutil.copy2(os.path.join(folder, name), target / name, follow_symlinks=False)
+
+
+def disk_full(error: BaseException) -> bool:
+    """Whether `error`, or an error it came from, is a full disk or quota: an errno, or SQLite's result code."""
+    import sqlite3
+
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if isinstance(error, sqlite3.Error) and getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+            return True
+        error = getattr(error, "orig", None) or error.__cause__ or error.__context__
+    return False
+
+
 def feedback_here(class_dir: Path, db_url: str, job, config_dirs) -> None:
     """Feedback from the real gradebook, for a submission a grader has already scored by hand."""
+    import glob
+
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
@@ -86,8 +116,10 @@ def feedback_here(class_dir: Path, db_url: str, job, config_dirs) -> None:
     config.CourseDirectory.root = str(class_dir)
     config.CourseDirectory.db_url = db_url
     feedback.configure(config)
+    # nbgrader reads the id as a glob pattern (an id may hold `[`, `*` or `?`), then takes the id back from
+    # the path it found: escaped, it finds exactly this student's folder.
     NbGraderAPI(coursedir=CourseDirectory(config=config), config=config).generate_feedback(
-        job.assignment, job.student, force=True)
+        job.assignment, glob.escape(job.student), force=True)
 
 
 # -- bookkeeping ---------------------------------------------------------------------------------------

@@ -78,6 +78,13 @@ class Job:
     feedback: bool = True
 
 
+# The id every submission is graded under in its scratch course, which holds that one submission alone:
+# nbgrader reads a student id as a glob pattern and builds file names from it, so the real id (any folder
+# name a TA received: glob characters, 255 bytes, any alphabet) never reaches nbgrader or a file name the
+# worker makes; the TA's process records the grades under the real id.
+SCRATCH_STUDENT = "student"
+
+
 class Executor(Protocol):
     """Where jobs are graded: each Job goes to `course.grading.worker.grade_submission` in a process of the
     executor's (a Job is plain, picklable data, and so is the result dict), and each result comes back to
@@ -167,6 +174,7 @@ class AnswerTimeout(TimeoutError):
 
 
 GRADER_ERROR = "grader-error"       # the grading code itself raised
+RECORD_FAILED = "record-failed"     # the TA's process could not record a finished submission (the next run grades it)
 INFRASTRUCTURE_KINDS = (KERNEL_START, SETUP_FAILED, JUDGE_FAILED)
 
 

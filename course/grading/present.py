@@ -40,7 +40,7 @@ from course.grading.contract import (
 )
 from course.grading.inert import terminal
 from course.notebook import cells
-from course.notebook.cells import HIDDEN_NOTE, without_hidden
+from course.notebook.cells import GRADING_KEYS, HIDDEN_NOTE, locked_metadata, without_hidden
 
 _NETWORK = re.compile(r"Network is unreachable|name resolution|Name or service not known|"
                       r"No address associated|Connection refused|\[Errno (101|99|-2|-3)\]")
@@ -160,6 +160,7 @@ def _structure(nb, definition, where: str) -> list[Problem]:
     graded = {c.name for c in definition.grade_cells} | {c.name for c in definition.solution_cells} \
         | {c.name for c in definition.task_cells}
     known = graded | set(source_cells)
+    points = {c.name: c.max_score for c in definition.grade_cells}
     seen: dict[str, list[int]] = {}
     for i, cell in enumerate(nb.cells, 1):
         gid = _nbgrader_meta(cell).get("grade_id")
@@ -192,12 +193,19 @@ def _structure(nb, definition, where: str) -> list[Problem]:
                                                                  _lines(original.source)):
                 problems.append(Problem(where, f"locked cell '{gid}' was edited (nbgrader grades the original "
                                                "instead)", ProblemKind.CELLS))
+            elif original.locked and _metadata_edited(cell, locked_metadata(gid, points.get(gid))):
+                problems.append(Problem(where, f"locked cell '{gid}' had its grading metadata edited; graded "
+                                               "with the original's", ProblemKind.CELLS))
         if cell.cell_type == "code" and not (original is not None and original.locked):
             reasons = integrity.suspicious_code(cell.source)
             if reasons:
                 label = f"cell {i}" + (f" ({gid})" if gid else "")
                 problems.append(Problem(where, f"{label} {TAMPERING}: {'; '.join(reasons)}", ProblemKind.TAMPERING))
     return problems
+
+
+def _metadata_edited(cell, released: dict) -> bool:
+    return any(_nbgrader_meta(cell).get(key) != released.get(key) for key in GRADING_KEYS)
 
 
 def _execution(nb, where: str, events: list[dict]) -> list[Problem]:

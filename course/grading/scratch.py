@@ -11,7 +11,8 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from course.grading.contract import Problem
+from course.grading.contract import SCRATCH_STUDENT, Problem
+from course.notebook.cells import GRADING_KEYS, locked_metadata
 from course.notebook.classdir import ClassDir
 
 if TYPE_CHECKING:
@@ -20,9 +21,11 @@ if TYPE_CHECKING:
 
 
 def put_back_locked_cells(submitted: Path, source: Path, template_db: str, assignment: str) -> list[str]:
-    """Put back the locked cells (tests, setup) a student deleted, as nbgrader grades the originals of
-    locked cells a student edited: nbgrader then grades the test cells of a correct answer.
-    Answer cells are not locked, so a deleted answer still scores zero. Returns the grade ids put back."""
+    """Put back the locked cells (tests, setup) a student deleted, and the grading metadata of those a student
+    edited (a test cell marked `solution: true`, its points or lock changed), as nbgrader grades the originals
+    of locked cells whose source a student edited: nbgrader then grades the test cells of a correct answer,
+    where it would refuse the whole notebook over the edited metadata. Answer cells are not locked, so a
+    deleted answer still scores zero. Returns the grade ids put back or restored."""
     import nbformat
     from nbgrader.api import Gradebook
 
@@ -36,8 +39,11 @@ def put_back_locked_cells(submitted: Path, source: Path, template_db: str, assig
                 continue
             present = {_grade_id(c) for c in nb.cells} - {None}
             points = {c.name: c.max_score for c in definition.grade_cells}
-            locked = {c.name: c for c in definition.source_cells if c.locked and c.name not in present}
-            if not locked:
+            originals = {c.name: c for c in definition.source_cells if c.locked}
+            reset = _restore_metadata(nb, originals, points)
+            restored += reset
+            locked = {name: c for name, c in originals.items() if name not in present}
+            if not locked and not reset:
                 continue
             order = _source_order(source / f"{definition.name}.ipynb") or sorted(locked)
             for i, gid in enumerate(order):
@@ -59,7 +65,24 @@ def put_back_locked_cells(submitted: Path, source: Path, template_db: str, assig
             try:
                 nbformat.write(nb, str(path))
             except Exception:  # noqa: BLE001 - a notebook nbformat cannot write back is graded as handed in
-                restored = [gid for gid in restored if gid not in locked]
+                restored = [gid for gid in restored if gid not in locked and gid not in reset]
+    return restored
+
+
+def _restore_metadata(nb, originals: dict, points: dict) -> list[str]:
+    """Give every present locked cell of its own type the grading metadata of its original; returns their ids.
+    A cell of another type is left alone: the report names it, and nbgrader grades it as it grades a retyped cell."""
+    restored = []
+    for i, cell in enumerate(nb.cells):
+        original = originals.get(_grade_id(cell))
+        if original is None or cell.cell_type != original.cell_type:
+            continue
+        meta = cell.metadata["nbgrader"]
+        wanted = locked_metadata(original.name, points.get(original.name), original.checksum)
+        if any(meta.get(key) != wanted.get(key) for key in GRADING_KEYS):
+            kept = {k: v for k, v in meta.items() if k not in GRADING_KEYS and k != "checksum"}
+            cell.metadata["nbgrader"] = {**kept, **wanted}
+            restored.append(original.name)
     return restored
 
 
@@ -81,10 +104,7 @@ def _cell_for(source_cell, points):
     """A cell nbgrader's OverwriteCells recognises as `source_cell` (it then restores source and metadata)."""
     import nbformat
 
-    meta = {"nbgrader": {"grade": points is not None, "grade_id": source_cell.name, "locked": True,
-                         "schema_version": 3, "solution": False, "task": False, "checksum": source_cell.checksum}}
-    if points is not None:
-        meta["nbgrader"]["points"] = points
+    meta = {"nbgrader": locked_metadata(source_cell.name, points, source_cell.checksum)}
     make = nbformat.v4.new_code_cell if source_cell.cell_type == "code" else nbformat.v4.new_markdown_cell
     return make(source_cell.source, metadata=meta)
 
@@ -142,7 +162,7 @@ def prepare(job: Job, scratch: Path) -> tuple[int, list[Problem]]:
     if src.is_dir():    # autograde copies these data files next to each notebook it grades
         shutil.copytree(src, source, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__"))
-    submitted = ClassDir(scratch).submitted(job.student, job.assignment)
+    submitted = ClassDir(scratch).submitted(SCRATCH_STUDENT, job.assignment)
     submitted.mkdir(parents=True)
     wanted = [f"{name}.ipynb" for name in notebook_names(job.template_db, job.assignment)] + [TIMESTAMP_FILE]
     copied, problems = 0, []

@@ -31,6 +31,7 @@ from course.grading.contract import (
     LEFT_RUNNING,
     OUTPUT_DROPPED,
     PROCESSES_STOPPED,
+    SCRATCH_STUDENT,
     Job,
     ProblemKind,
     printable_result,
@@ -92,7 +93,7 @@ def _grade(job: Job) -> dict:
         if left_out:
             result["problems"].append(files_left_out(left_out))
         result["problems"] += invalid
-        submitted = ClassDir(scratch).submitted(job.student, job.assignment)
+        submitted = ClassDir(scratch).submitted(SCRATCH_STUDENT, job.assignment)
         result["problems"] += submission_problems(submitted, job.template_db, job.assignment, Path(job.submission))
         put_back_locked_cells(submitted, Path(job.source), job.template_db, job.assignment)
         api = _api(job, scratch)
@@ -119,10 +120,10 @@ def _grade(job: Job) -> dict:
         result["problems"] += left_running_problems(_events(scratch, (LEFT_RUNNING,)))
         result["seconds_autograde"] = round(time.perf_counter() - started, 2)
         db_url = gradebook_url(scratch)
-        autograded = ClassDir(scratch).autograded(job.student, job.assignment)
+        autograded = ClassDir(scratch).autograded(SCRATCH_STUDENT, job.assignment)
         notebooks = sorted(autograded.glob("*.ipynb")) if autograded.is_dir() else []
         if run["success"] and notebooks:
-            result["record"] = gradebooks.autograde_result(db_url, job.assignment, job.student)
+            result["record"] = gradebooks.autograde_result(db_url, job.assignment, SCRATCH_STUDENT)
             result["graded"] = True
         else:
             result["record"] = gradebooks.zero_result(db_url, job.assignment)
@@ -142,8 +143,8 @@ def _grade(job: Job) -> dict:
                 result["problems"].append(feedback_held_back())
             elif job.feedback:
                 fb_started = time.perf_counter()
-                fb = api.generate_feedback(job.assignment, job.student, force=True)
-                feedback = ClassDir(scratch).feedback(job.student, job.assignment)
+                fb = api.generate_feedback(job.assignment, SCRATCH_STUDENT, force=True)
+                feedback = ClassDir(scratch).feedback(SCRATCH_STUDENT, job.assignment)
                 if fb["success"] and feedback.is_dir():
                     result["feedback"] = str(feedback)
                 else:
@@ -165,7 +166,7 @@ def _autograde(api, job: Job, scratch: Path) -> dict:
     events = scratch / "kernel" / EVENTS_FILE
     events.parent.mkdir(parents=True, exist_ok=True)
     events.unlink(missing_ok=True)
-    return api.autograde(job.assignment, job.student, force=True, create=True)
+    return api.autograde(job.assignment, SCRATCH_STUDENT, force=True, create=True)
 
 
 def _events(scratch: Path, kinds) -> list[dict]:

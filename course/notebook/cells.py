@@ -20,6 +20,21 @@ def grade_id(cell) -> str | None:
     return nbgrader_meta(cell).get("grade_id")
 
 
+# The nbgrader metadata that decides how a cell is graded (nbgrader's checksum covers these and the source).
+GRADING_KEYS = ("grade", "solution", "locked", "task", "points", "grade_id")
+
+
+def locked_metadata(name: str, points: float | None, checksum: str | None = None) -> dict:
+    """The nbgrader metadata a released locked cell carries (a test cell when it has points, else a setup cell)."""
+    meta = {"grade": points is not None, "grade_id": name, "locked": True, "schema_version": 3,
+            "solution": False, "task": False}
+    if points is not None:
+        meta["points"] = points
+    if checksum is not None:
+        meta["checksum"] = checksum
+    return meta
+
+
 def is_solution(cell) -> bool:
     return bool(nbgrader_meta(cell).get("solution"))
 

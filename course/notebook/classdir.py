@@ -3,6 +3,8 @@ and `course build` make for one job. nbgrader fixes most of these names; the las
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +43,14 @@ class ClassDir:
     def state(self) -> Path:
         """Where `course grade` keeps what it has graded (a done-marker per submission) for the next run."""
         return self.root / ".course-grade"
+
+    def done_marker(self, student: str, assignment: str) -> Path:
+        """A submission's done-marker in `state` (its `.log` beside it). Named from a digest of the student id,
+        with a readable part of it in front, never from the id itself: a folder name of 255 bytes leaves no room
+        for a suffix, and one that is not UTF-8 has no name here that every file system takes."""
+        digest = hashlib.sha256(student.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        readable = re.sub(r"[^A-Za-z0-9_.-]+", "_", student)[:40].lstrip(".")
+        return self.state / assignment / f"{readable}-{digest}.json"
 
     def _under(self, folder: str, student: str, assignment: str) -> Path:
         path = self.root / folder

@@ -346,7 +346,7 @@ def _marker(class_dir: Path, assignment: str, student: str) -> tuple[float | Non
     """How long `course grade` took on the submission and the kinds of the problems it found, from its done-marker
     (course.grading.resume; None and none where there is no readable one)."""
     try:
-        saved = json.loads((ClassDir(class_dir).state / assignment / f"{student}.json").read_text())
+        saved = json.loads(ClassDir(class_dir).done_marker(student, assignment).read_text())
         seconds = float(saved["seconds"]) if saved.get("seconds") is not None else None
         return seconds, {str(p[2]) for p in saved.get("problems", []) if isinstance(p, list) and len(p) == 3}
     except (OSError, ValueError, TypeError, AttributeError, KeyError):

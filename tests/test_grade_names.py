@@ -1,0 +1,137 @@
+"""`course grade` takes any folder name a TA may receive, a student's edited cell metadata, and a failure while
+recording one submission (a full disk included) without ending the run in a traceback or zeroing an honest
+notebook. Real runs on the tiny course of test_grade_mechanics."""
+
+import errno
+import os
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from test_grade_mechanics import MINI, QUIET, _scores, hand_in, mini_course
+
+from course.grading import batch, commit
+from course.grading.batch import grade
+from course.grading.contract import RECORD_FAILED, GradeOptions, GradingStopped
+from course.notebook.classdir import ClassDir
+
+pytestmark = [pytest.mark.xdist_group("grade-mechanics"), pytest.mark.sandbox, pytest.mark.e2e, pytest.mark.slow]
+
+CORRECT = "def double(x):\n    return 2 * x"
+
+# Folder names a TA receives from an LMS export: glob characters nbgrader would read as a pattern, a legal
+# 255-byte name, dots, spaces, other alphabets, a leading dash, markup and a terminal escape.
+NAMES = ["ann[1]", "b*?", "." + "é" * 127, "x.y z", "Ω mañana 学生", "-rf", "<img src=x onerror=alert(1)>", "e\x1b[2J"]
+
+
+@pytest.fixture
+def course_and_class(tmp_path):
+    course = mini_course(tmp_path / "course")
+    class_dir = tmp_path / "class"
+    class_dir.mkdir()
+    return course, class_dir
+
+
+def test_any_folder_name_grades_or_is_named_not_graded(course_and_class):
+    course, class_dir = course_and_class
+    assert len(NAMES[2].encode()) == 255
+    for name in NAMES:
+        hand_in(class_dir, course, name, CORRECT)
+    # Not UTF-8 (a Latin-1 name unzipped on Linux): the gradebook cannot hold it.
+    latin1 = os.fsdecode(b"m\xfcller")
+    shutil.copytree(ClassDir(class_dir).submitted("ann[1]"), ClassDir(class_dir).submitted(latin1))
+    run = grade(course, class_dir, [MINI], GradeOptions(jobs=2), **QUIET)
+    assert _scores(class_dir) == {name: 1.0 for name in NAMES}, run.report
+    assert set(run.ungraded) == {(latin1, MINI)} and "not UTF-8" in run.ungraded[(latin1, MINI)]
+    for name in NAMES:
+        assert (ClassDir(class_dir).autograded(name, MINI) / f"{MINI}.ipynb").is_file()
+        assert ClassDir(class_dir).done_marker(name, MINI).is_file()
+    assert all(len(p.name.encode()) < 100 for p in ClassDir(class_dir).state.rglob("*"))
+    again = grade(course, class_dir, [MINI], GradeOptions(jobs=2), **QUIET)
+    assert {s for s, _ in again.skipped} == set(NAMES) and not again.graded
+
+
+def test_a_test_cells_edited_metadata_is_graded_from_the_original(course_and_class):
+    course, class_dir = course_and_class
+    hand_in(class_dir, course, "ann", CORRECT)
+    hand_in(class_dir, course, "bob", "def double(x):\n    return x + 2")
+    for student in ("ann", "bob"):
+        path = ClassDir(class_dir).submitted(student, MINI) / f"{MINI}.ipynb"
+        nb = nbformat.read(str(path), as_version=4)
+        test = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_double")
+        test.metadata["nbgrader"].update(solution=True, points=50)
+        nbformat.write(nb, str(path))
+    run = grade(course, class_dir, [MINI], GradeOptions(jobs=1), **QUIET)
+    assert _scores(class_dir) == {"ann": 1.0, "bob": 0.0}, run.report
+    assert any("grading metadata edited" in p.what for p in run.problems[("ann", MINI)])
+
+
+def test_a_submission_that_cannot_be_recorded_is_not_graded_and_the_run_goes_on(course_and_class, monkeypatch):
+    course, class_dir = course_and_class
+    for student in ("ann", "bob", "cid"):
+        hand_in(class_dir, course, student, CORRECT)
+    real = batch.commit
+
+    def failing(class_dir, db_url, job, *args):
+        if job.student == "bob":
+            raise PermissionError(errno.EACCES, "Permission denied", "autograded/bob")
+        return real(class_dir, db_url, job, *args)
+
+    monkeypatch.setattr(batch, "commit", failing)
+    run = grade(course, class_dir, [MINI], GradeOptions(jobs=1), **QUIET)
+    assert _scores(class_dir) == {"ann": 1.0, "cid": 1.0}
+    assert set(run.ungraded) == {("bob", MINI)} and RECORD_FAILED in run.ungraded[("bob", MINI)]
+    assert "bob" in run.report and "Traceback" not in run.report
+    monkeypatch.setattr(batch, "commit", real)
+    again = grade(course, class_dir, [MINI], GradeOptions(jobs=1), **QUIET)
+    assert {s for s, _ in again.graded} == {"bob"} and _scores(class_dir)["bob"] == 1.0
+
+
+def test_a_full_disk_stops_the_run_with_what_was_recorded(course_and_class, monkeypatch):
+    course, class_dir = course_and_class
+    for student in ("ann", "bob", "cid"):
+        hand_in(class_dir, course, student, CORRECT)
+    real_copy = shutil.copy2
+    autograded = ClassDir(class_dir.resolve()).autograded()
+    recorded = []
+
+    def copy2(src, dst, **kw):      # the disk fills while the second submission's notebook is copied in
+        if Path(dst).is_relative_to(autograded):
+            student = Path(dst).relative_to(autograded).parts[0]
+            if student not in recorded:
+                recorded.append(student)
+            if len(recorded) > 1:
+                raise OSError(errno.ENOSPC, "No space left on device", str(dst))
+        return real_copy(src, dst, **kw)
+
+    monkeypatch.setattr(commit.shutil, "copy2", copy2)
+    with pytest.raises(GradingStopped) as stopped:
+        grade(course, class_dir, [MINI], GradeOptions(jobs=1), **QUIET)
+    message = str(stopped.value)
+    assert "is full" in message and "1 submission(s) graded in this run are recorded" in message
+    assert len(_scores(class_dir)) == 1
+    monkeypatch.setattr(commit.shutil, "copy2", real_copy)
+    again = grade(course, class_dir, [MINI], GradeOptions(jobs=1), **QUIET)
+    assert len(again.graded) == 2 and _scores(class_dir) == {"ann": 1.0, "bob": 1.0, "cid": 1.0}
+
+
+def test_disk_full_is_read_from_errno_and_sqlite_codes():
+    import sqlite3
+
+    import sqlalchemy.exc
+
+    assert commit.disk_full(OSError(errno.ENOSPC, "x"))
+    assert commit.disk_full(OSError(errno.EDQUOT, "x"))
+    assert not commit.disk_full(OSError(errno.EACCES, "No space left on device"))     # words decide nothing
+    full = sqlite3.OperationalError("database or disk is full")
+    full.sqlite_errorcode = sqlite3.SQLITE_FULL
+    assert commit.disk_full(sqlalchemy.exc.OperationalError("INSERT", {}, full))
+    try:
+        try:
+            raise OSError(errno.ENOSPC, "x")
+        except OSError:
+            raise RuntimeError("wrapped")   # noqa: B904 - the context is what is read
+    except RuntimeError as error:
+        assert commit.disk_full(error)
+    assert not commit.disk_full(ValueError("disk is full"))
