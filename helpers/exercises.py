@@ -98,15 +98,37 @@ def reason(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
-def _report_failure(name: str, error: BaseException, this_cell: str | None, head: str) -> None:
+def _failure_lines(name: str, error: BaseException, places: list[str], head: str) -> list[str]:
+    """The message first, then the notebook lines it went through (at most four)."""
     lines = [f"✗ {name} {head}: {reason(error)}"]
-    places = where(error, this_cell)
     if places:
         lines.append("  where: " + places[0])
         lines += [f"         {p}" for p in places[1:4]]
+    return lines
+
+
+def _report_failure(name: str, error: BaseException, this_cell: str | None, head: str) -> None:
+    lines = _failure_lines(name, error, where(error, this_cell), head)
     lines.append(f"  Fix {name} in its cell, run that cell, then this one again. "
                  "(%tb in a new cell shows the full traceback.)")
     _say("\n".join(lines), sys.stderr)
+
+
+def _shown_short(name: str, error: BaseException, this_cell: str | None) -> None:
+    """Graded in a kernel (nbgrader's Validate, `nbgrader autograde`): the error still raises, and is scored as
+    before, but what its output shows (Validate's dialog, the feedback) is the message first and the student's
+    own lines, instead of a traceback through the course's helpers (IPython's `_render_traceback_`). The test
+    cell's own lines are left out: graded, they may be hidden tests."""
+    if isinstance(error, NotImplementedError):
+        lines = [_todo(name)]
+    else:
+        places = [p for p in where(error, this_cell) if not p.startswith("this cell")]
+        head = "failed this test" if isinstance(error, AssertionError) else "raised an error in this test"
+        lines = _failure_lines(name, error, places, head)
+    try:
+        error._render_traceback_ = lambda: lines
+    except AttributeError:      # an exception class without a __dict__: shown as IPython shows it
+        pass
 
 
 def _say(text: str, stream=None) -> None:
@@ -129,8 +151,10 @@ class checking(contextlib.AbstractContextManager):
         self.cell = sys._getframe(1).f_code.co_filename      # the test cell's own code
 
     def __exit__(self, kind, error, tb):
-        if not working():
-            return False                # graded: the failure raises, as without the `with`
+        if not working():               # graded: the failure raises, as without the `with`
+            if isinstance(error, Exception) and _shell() is not None:
+                _shown_short(self.name, error, self.cell)
+            return False
         if error is None:
             _say(f"✓ {self.name} passed this test")
             return False

@@ -82,3 +82,21 @@ def test_nbgrader_validate_ignores_warnings_only_under_the_course_settings(tmp_p
 
 def test_course_check_does_not_take_the_settings_file_for_a_stray_release():
     assert not [p for p in orphans(COURSE) if "nbgrader_config" in str(p)]
+
+
+@pytest.mark.e2e       # nbgrader validate runs the release notebook in a kernel
+@pytest.mark.slow
+def test_validate_shows_each_failure_message_first_without_a_traceback(tmp_path):
+    from course.fixtures import with_answers
+
+    release = nbformat.read(str(COURSE.release_notebook("01_tensors_devices")), as_version=4)
+    wrong = "def broadcast_shape(shape_a, shape_b):\n    return (1,)"
+    notebook = tmp_path / "01_tensors_devices.ipynb"
+    nbformat.write(with_answers(release, {"broadcast_shape": wrong}), str(notebook))
+    run = subprocess.run([sys.executable, "-m", "nbgrader", "validate", str(notebook)], cwd=ROOT / "release",
+                         capture_output=True, text=True, timeout=300)
+    errors = [part.split("\n\n")[0] for part in run.stdout.split("The error was:\n\n")[1:]]
+    assert errors, run.stdout + run.stderr
+    assert errors[0].lstrip().startswith("✗ broadcast_shape failed this test: broadcast_shape((3, 1), (1, 4))")
+    assert all(e.lstrip().startswith("TODO ") for e in errors[1:]), errors
+    assert "Traceback" not in run.stdout and "helpers/" not in run.stdout, run.stdout
