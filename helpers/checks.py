@@ -32,6 +32,23 @@ def _cut(text, limit: int = 2000) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
+def _brief(value, limit: int = 80) -> str:
+    """`value`'s repr in at most `limit` characters, with an ellipsis where it was cut."""
+    if _kind(value) == "Tensor" and type(value) is not torch.Tensor:
+        value = _tensor(value)                  # a probe's tensor shows as the tensor it is
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _kind(value) -> str:
+    """The name of `value`'s type as a student knows it: a tensor of one of the course's probe classes (a
+    batch that records its moves, a tensor on a pretend GPU) is a `Tensor`."""
+    kind = type(value)
+    if issubclass(kind, torch.Tensor) and kind.__module__.startswith("helpers."):
+        return "Tensor"
+    return kind.__name__
+
+
 def _describe_shape(shape) -> str:
     return str(tuple(shape))
 
@@ -62,7 +79,7 @@ def check_type(value, expected_type, what: str) -> None:
     if not issubclass(type(value), expected_type):
         names = (expected_type.__name__ if isinstance(expected_type, type)
                  else " or ".join(t.__name__ for t in expected_type))
-        raise _failure(what, f"a {names}", f"{type(value).__name__} {value!r:.80}")
+        raise _failure(what, f"a {names}", f"{_kind(value)} {_brief(value)}")
 
 
 def check_shape(tensor, expected_shape, what: str) -> None:
@@ -176,7 +193,7 @@ def check_close(value, expected, what: str, rtol: float = 1e-5, atol: float = 1e
             if isinstance(value, (int, float)) and expected.numel() == 1:
                 value = torch.tensor(float(value))
             else:
-                raise _failure(what, "a tensor", f"{type(value).__name__} {value!r:.80}")
+                raise _failure(what, "a tensor", f"{_kind(value)} {_brief(value)}")
         expected_t = torch.as_tensor(expected, dtype=torch.float64).cpu()
         value_t = _tensor(value).detach().to("cpu", torch.float64)
         if expected_t.numel() == 1 and value_t.numel() == 1:
@@ -188,7 +205,7 @@ def check_close(value, expected, what: str, rtol: float = 1e-5, atol: float = 1e
             raise _failure(what, f"values close to {_short(expected_t)}", f"{_short(value_t)} (largest difference {worst:.3g})")
         return
     if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise _failure(what, "a number", f"{type(value).__name__} {value!r:.80}")
+        raise _failure(what, "a number", f"{_kind(value)} {_brief(value)}")
     if not math.isclose(value, expected, rel_tol=rtol, abs_tol=atol):
         raise _failure(what, f"{expected:.6g}", f"{value:.6g}")
 
@@ -212,107 +229,17 @@ def check_raises(exception_type, fn, what: str, *args, **kwargs) -> BaseExceptio
         raise  # an exercise not written yet says so, as in every other test
     except Exception as exc:  # the wrong kind of error is a wrong answer, not a crash
         raise _failure(what, f"{exception_type.__name__} to be raised", f"{type(exc).__name__}: {exc}")
-    raise _failure(what, f"{exception_type.__name__} to be raised", f"no error, the result {result!r:.80}")
+    raise _failure(what, f"{exception_type.__name__} to be raised", f"no error, the result {_brief(result)}")
 
 
 def check_loss_plot(fig, history: dict, what: str) -> None:
-    """`fig` is a matplotlib Figure that plots `history["train_loss"]` and `history["val_loss"]` against
-    the epochs 0..n-1, each labelled with a text containing "train" and "val" (its own label or a legend
-    entry), with a legend, an x label with "epoch", a y label with "loss", and `history["best_epoch"]`
-    marked by any matplotlib means: a vertical line or span there, a point, marker or annotation at
-    `(best_epoch, val_loss[best_epoch])`, or a text placed at that epoch.
-
-    The curves are found by their data, on any axes of the figure and in any drawing order."""
+    """`fig`, a matplotlib Figure drawn here, plots `history` with its best epoch marked: read as data, then
+    judged by `helpers.plot_reading.check_loss_plot` (which says what counts). A test of a student's plot
+    reads it where it was drawn instead: `plot_reading.plot_facts`."""
     __tracebackhide__ = True
-    import numpy as np
     from matplotlib.figure import Figure
 
+    from helpers import plot_reading
+
     check_type(fig, Figure, f"{what} (return the Figure: fig, ax = plt.subplots() ... return fig)")
-    if not fig.axes:
-        raise _failure(what, "a figure with an axes", "a figure without axes")
-    n = len(history["train_loss"])
-    epochs = np.arange(n, dtype=float)
-
-    def values(data):
-        try:
-            return np.asarray(data, dtype=float).reshape(-1)
-        except (TypeError, ValueError):
-            return np.full(1, np.nan)
-
-    def same(a, b):
-        return a.shape == b.shape and bool(np.allclose(a, b))
-
-    def legend_texts(ax):
-        legends = [ax.get_legend()] + list(fig.legends)
-        return [t.get_text().lower() for legend in legends if legend is not None for t in legend.get_texts()]
-
-    def labelled(line, word):
-        label = str(line.get_label())
-        return (word in label.lower() and not label.startswith("_")) or any(word in t for t in legend_texts(line.axes))
-
-    curves = []
-    for word, key in (("train", "train_loss"), ("val", "val_loss")):
-        target = values(history[key])
-        found = [line for ax in fig.axes for line in ax.get_lines()
-                 if same(values(line.get_ydata()), target) and same(values(line.get_xdata()), epochs)]
-        if not found:
-            near = [line for ax in fig.axes for line in ax.get_lines() if same(values(line.get_ydata()), target)]
-            if near:
-                raise _failure(f"{what}: the x values of the line of history['{key}']", f"the epochs 0..{n - 1}",
-                      list(near[0].get_xdata())[:8])
-            raise _failure(what, f"a line of history['{key}'] against the epochs 0..{n - 1}", "no line with those values")
-        found.sort(key=lambda line: not labelled(line, word))
-        if not labelled(found[0], word):
-            raise _failure(what, f"a line labelled with '{word}' (ax.plot(..., label='{word}...'))",
-                  f"the line of history['{key}'] labelled {found[0].get_label()!r}")
-        curves.append(found[0])
-    ax = curves[1].axes
-    check_equal("epoch" in ax.get_xlabel().lower(), True, f"{what}: the x-axis label {ax.get_xlabel()!r} mentions 'epoch'")
-    check_equal("loss" in ax.get_ylabel().lower(), True, f"{what}: the y-axis label {ax.get_ylabel()!r} mentions 'loss'")
-    check_equal(bool(legend_texts(ax)), True, f"{what}: a legend on the axes (ax.legend())")
-    best = history["best_epoch"]
-    x, y = float(best), float(history["val_loss"][best])
-    check_equal(_marks(ax, curves, x, y), True,
-                f"{what}: a mark at the best epoch {best} (ax.axvline({best}) or a marker at that point)")
-
-
-def _marks(ax, curves, x: float, y: float) -> bool:
-    """Whether an artist of `ax` other than the `curves` marks epoch `x` (at loss `y`)."""
-    import numpy as np
-
-    def point(px, py):
-        return bool(np.isclose(px, x) and np.isclose(py, y))
-
-    for line in ax.get_lines():
-        xs = np.asarray(line.get_xdata(), dtype=float).reshape(-1)
-        ys = np.asarray(line.get_ydata(), dtype=float).reshape(-1)
-        if any(line is c for c in curves):
-            every = line.get_markevery()   # a marker on the validation curve at the best epoch only
-            if line is curves[1] and every is not None and line.get_marker() not in (None, "", "None", " "):
-                index = np.arange(len(xs))[every] if not isinstance(every, (int, np.integer)) else np.arange(len(xs))[::every]
-                if len(index) == 1 and point(xs[index[0]], ys[index[0]]):
-                    return True
-            continue
-        if len(xs) and np.allclose(xs, x):                     # axvline, or a vertical segment at the epoch
-            return True
-        if any(point(a, b) for a, b in zip(xs, ys)):
-            return True
-    for collection in ax.collections:
-        offsets = np.asarray(collection.get_offsets(), dtype=float).reshape(-1, 2)
-        if any(point(a, b) for a, b in offsets):               # scatter
-            return True
-        for segment in getattr(collection, "get_segments", lambda: [])():   # vlines: a vertical segment at x
-            segment = np.asarray(segment, dtype=float).reshape(-1, 2)
-            if len(segment) and np.allclose(segment[:, 0], x):
-                return True
-    for patch in ax.patches:                                   # axvspan around the epoch, at most one epoch wide
-        corners = patch.get_patch_transform().transform(patch.get_path().vertices)[:, 0]
-        if corners.min() <= x <= corners.max() and corners.max() - corners.min() <= 1.0 + 1e-9:
-            return True
-    for text in ax.texts:                                      # annotate(xy=...) or text(x, ...)
-        where = getattr(text, "xy", None)
-        if where is None:
-            where = text.get_position()
-        if np.isclose(float(where[0]), x):
-            return True
-    return False
+    plot_reading.check_loss_plot(plot_reading.read_figure(fig), history, what)

@@ -4,7 +4,7 @@
   `(autocast enabled, autocast dtype)` for its input's device type in `.seen`.
 - `ScaleBy1024()`: stands in for an enabled `torch.amp.GradScaler` with a fixed scale of 1024;
   it scales the loss, divides the gradients back before stepping, and records its calls in
-  `.calls`.
+  `.calls`, and in `.inside_autocast` the backward pass, `step` and `update` it saw run with autocast on.
 - `check_parameters_close(model, expected, what)`: `model` has the parameters of `expected`, by name (none
   missing: a model emptied by the code under test fails), each with its dtype and (within `atol`) values.
 """
@@ -40,6 +40,11 @@ class ScaleBy1024:
 
     def __init__(self):
         self.calls, self._unscaled = [], False
+        self.inside_autocast: list[str] = []    # "backward", "step", "update": each one run with autocast on
+
+    def _note_autocast(self, what: str) -> None:
+        if any(torch.is_autocast_enabled(kind) for kind in ("cpu", "cuda")):
+            self.inside_autocast.append(what)
 
     def is_enabled(self):
         return True
@@ -49,7 +54,13 @@ class ScaleBy1024:
 
     def scale(self, loss):
         self.calls.append("scale")
-        return loss * self.SCALE
+        scaled = loss * self.SCALE
+        if scaled.requires_grad:      # backward starts at the scaled loss: note where it runs
+            scaled.register_hook(self._backward_starts)
+        return scaled
+
+    def _backward_starts(self, grad):
+        self._note_autocast("backward")
 
     def unscale_(self, optimizer):
         self.calls.append("unscale_")
@@ -65,11 +76,13 @@ class ScaleBy1024:
 
     def step(self, optimizer, *args, **kwargs):
         self.calls.append("step")
+        self._note_autocast("step")
         self._unscale(optimizer)
         return optimizer.step(*args, **kwargs)
 
     def update(self, new_scale=None):
         self.calls.append("update")
+        self._note_autocast("update")
         self._unscaled = False
 
 
@@ -90,3 +103,37 @@ class StepCounter:
 
     def __call__(self, optimizer, args, kwargs) -> None:
         self.count += 1
+
+
+def check_stale_gradients_cleared(model, expected, stale, what: str) -> None:
+    """`model` has the parameters of `expected` (a step from cleared gradients), and a failure says so when it has
+    those of `stale` instead (the same step with the gradients left over from before added in)."""
+    __tracebackhide__ = True
+    from helpers.checks import _failure
+
+    def same(a, b):
+        return all(torch.allclose(p.detach().float(), q.detach().float(), atol=1e-5)
+                   for p, q in zip(a.parameters(), b.parameters()))
+
+    if same(model, stale) and not same(model, expected):
+        raise _failure(f"the parameters {what}", "a step on this batch's gradient alone",
+                       "a step on that gradient plus the one left in .grad from before",
+                       "Gradients add up until cleared: call optimizer.zero_grad() first")
+    check_parameters_close(model, expected, what)
+
+
+def hand_step(model, x, y, clear: bool = True, lr: float = 0.5):
+    """A copy of `model` after one bfloat16-autocast step by hand (cross-entropy, SGD(lr)), its gradients cleared
+    first or (clear=False) left as they are: the reference of a mixed precision step, made before the answer's."""
+    import copy
+
+    twin = copy.deepcopy(model)
+    for mine, theirs in zip(twin.parameters(), model.parameters()):   # a deep copy of a probe leaves .grad behind
+        mine.grad = None if theirs.grad is None else theirs.grad.detach().clone()
+    if clear:
+        twin.zero_grad(set_to_none=True)
+    with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+        loss = nn.functional.cross_entropy(twin(x), y)
+    loss.backward()
+    torch.optim.SGD(twin.parameters(), lr=lr).step()
+    return twin

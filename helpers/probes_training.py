@@ -93,16 +93,19 @@ class LoopProbe(SharesRecords, nn.Module):
     `loss(base)` gives a loss function that records whether each target was moved. A deep copy shares
     `calls` and `targets_moved` (helpers/records.py): a loop that runs `copy.deepcopy(model)` is seen too."""
 
-    _records = ("calls", "targets_moved")
+    _records = ("calls", "targets_moved", "losses_alive", "graphs_held")
 
     def __init__(self, inner: nn.Module):
         super().__init__()
         self.inner = inner
         self.calls: list[Call] = []
         self.targets_moved: list[bool] = []
+        self.losses_alive: list[int] = [0]    # how many losses from `loss(...)` still hold their graph, now
+        self.graphs_held: list[int] = []      # that number at each forward pass, before it runs
 
     def forward(self, x):
         self.calls.append(Call(not isinstance(x, UnmovedBatch), self.training, torch.is_grad_enabled()))
+        self.graphs_held.append(self.losses_alive[0])
         return self.inner(x.as_subclass(torch.Tensor))
 
     def loss(self, base) -> "ProbeLoss":
@@ -123,7 +126,47 @@ class ProbeLoss:
 
     def __call__(self, outputs, targets):
         self.probe.targets_moved.append(not isinstance(targets, UnmovedBatch))
-        return self.base(outputs.as_subclass(torch.Tensor), targets.as_subclass(torch.Tensor))
+        loss = self.base(outputs.as_subclass(torch.Tensor), targets.as_subclass(torch.Tensor))
+        return _Traced.apply(loss, _Alive(self.probe.losses_alive)) if loss.requires_grad else loss
+
+
+class _Alive:
+    """Counted in `count[0]` from its making until its loss's graph is freed (it lives in a node of that graph)."""
+
+    def __init__(self, count: list):
+        self.count = count
+        count[0] += 1
+
+    def __del__(self):
+        self.count[0] -= 1
+
+
+class _Traced(torch.autograd.Function):
+    """The loss unchanged, with a node in its graph that holds an `_Alive`: the graph's life is counted."""
+
+    @staticmethod
+    def forward(ctx, loss, alive):
+        ctx.alive = alive
+        return loss.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+def check_losses_let_go(probe: LoopProbe, what: str) -> None:
+    """While the loop ran, no more than one earlier loss held its graph when a batch began (the last batch's
+    `loss`, until the name is reused), and none after it returned: losses were summed as `.detach()` or
+    `.item()`, not as tensors with their graphs."""
+    __tracebackhide__ = True
+    from helpers.checks import _failure
+
+    held = max(probe.graphs_held, default=0)
+    if held > 1 or probe.losses_alive[0] > 0:
+        where = (f"{held} earlier batches' losses still held their graph when a batch began" if held > 1 else
+                 f"{probe.losses_alive[0]} losses still held their graph after it returned")
+        raise _failure(f"{what}: the autograd graphs kept alive by the losses", "each freed with its batch", where,
+                       "Adding up `loss` itself keeps every batch's graph: add `loss.detach()` (or `loss.item()`)")
 
 
 def slope_problem(val_slope: float, lr: float = 0.01, weight: float = 0.0):
@@ -196,3 +239,75 @@ class _Held:
 
     def __del__(self):
         self.meter._add(-self.num_bytes)
+
+
+class RecordingSGD(torch.optim.SGD):
+    """Plain SGD that records, at each `step()`, the gradient it is about to apply: in `gradients`, one list
+    of floats per step (every parameter's `.grad`, flattened, in order; zeros for a missing one). A test can
+    then tell a step that used its own batch's gradient from one that used the sum of several (no
+    `zero_grad`) or none at all (`zero_grad` between `backward` and `step`)."""
+
+    def __init__(self, params, lr: float = 0.0):
+        super().__init__(params, lr=lr)
+        self.gradients: list[list[float]] = []
+
+    def __getstate__(self):          # Optimizer's own state leaves attributes of a subclass behind
+        return {**super().__getstate__(), "gradients": self.gradients}
+
+    def __setstate__(self, state):
+        state = dict(state)
+        gradients = state.pop("gradients", [])
+        super().__setstate__(state)
+        self.gradients = gradients
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        flat = []
+        for group in self.param_groups:
+            for p in group["params"]:
+                flat += (p.grad if p.grad is not None else torch.zeros_like(p)).detach().flatten().tolist()
+        self.gradients.append(flat)
+        return super().step(closure)
+
+
+def batch_gradients(model: nn.Module, loss_fn, batches) -> list[list[float]]:
+    """The gradient of each batch's loss alone at `model`'s current weights (nothing changed), as `RecordingSGD`
+    records them."""
+    grads = []
+    for x, y in batches:
+        parameters = list(model.parameters())
+        with torch.enable_grad():
+            got = torch.autograd.grad(loss_fn(model(x), y), parameters, allow_unused=True)
+        grads.append([v for g, p in zip(got, parameters) for v in (g if g is not None else torch.zeros_like(p))
+                      .flatten().tolist()])
+    return grads
+
+
+def check_step_gradients(seen: list, per_batch: list, what: str) -> None:
+    """Each `optimizer.step()` (as `RecordingSGD` saw it) applied its own batch's gradient (`per_batch`, in order),
+    one step per batch; a failure names the classic bug behind it."""
+    __tracebackhide__ = True
+    from helpers.checks import _failure, check_equal
+
+    check_equal(len(seen), len(per_batch), f"{what}: the number of optimizer.step() calls for {len(per_batch)} batches")
+    summed = [0.0] * len(per_batch[0]) if per_batch else []
+
+    def close(a, b):
+        return len(a) == len(b) and torch.allclose(torch.tensor(a), torch.tensor(b), rtol=1e-4, atol=1e-6)
+
+    for k, (got, own) in enumerate(zip(seen, per_batch)):
+        summed = [s + v for s, v in zip(summed, own)]
+        if close(got, own):
+            continue
+        if k > 0 and close(got, summed):
+            raise _failure(f"{what}: the gradient optimizer.step() applied for batch {k}",
+                           "that batch's own gradient", f"the sum of the gradients of batches 0 to {k}",
+                           "Gradients add up in .grad until they are cleared: call optimizer.zero_grad() before "
+                           "each backward()")
+        if not any(got):
+            raise _failure(f"{what}: the gradient optimizer.step() applied for batch {k}",
+                           "that batch's own gradient", "all zeros",
+                           "optimizer.zero_grad() between backward() and step() wipes the gradient before it is "
+                           "used: call it before backward()")
+        raise _failure(f"{what}: the gradient optimizer.step() applied for batch {k}", "that batch's own gradient "
+                       "(zero_grad, forward, loss, backward, step)", "another gradient")

@@ -168,9 +168,9 @@ def test_check_loss_plot_accepts_a_line_or_a_point_at_the_best_epoch(mark):
 @pytest.mark.parametrize("kwargs, words", [
     ({"mark": None}, "a mark at the best epoch 2"),
     ({"mark": 3}, "a mark at the best epoch 2"),
-    ({"labels": ("a", "b")}, "a line labelled with 'train'"),
+    ({"labels": ("a", "b")}, "named in a legend with a text containing 'train'"),
     ({"xlabel": "step"}, "mentions 'epoch'"),
-    ({"legend": False}, "a legend"),
+    ({"legend": False}, "named in a legend"),
 ])
 def test_check_loss_plot_names_what_is_missing(kwargs, words):
     with pytest.raises(AssertionError, match=words):
@@ -224,7 +224,7 @@ def test_check_loss_plot_finds_curves_by_their_data_in_any_order():
     plt.close("all")
 
 
-@pytest.mark.parametrize("mark", [lambda ax: ax.axvspan(0, 3, alpha=0.1), lambda ax: ax.scatter([2], [0.5]),
+@pytest.mark.parametrize("mark", [lambda ax: ax.axvspan(0, 3, alpha=0.1), lambda ax: ax.scatter([2], [0.3]),
                                   lambda ax: ax.text(3, 0.6, "best")],
                          ids=["wide-span", "wrong-point", "text-elsewhere"])
 def test_check_loss_plot_refuses_a_mark_that_is_not_at_the_best_epoch(mark):
@@ -247,3 +247,98 @@ def test_a_deep_copy_of_a_loop_probe_records_into_the_original():
     twin.loss(nn.MSELoss())(torch.zeros(2), torch.zeros(2))
     assert probe.calls == [Call(True, False, False)] and probe.targets_moved == [True]
     assert probe.training and twin.inner[1].running_mean is not probe.inner[1].running_mean
+
+
+def _epoch(zero_grad="before", keep=lambda loss: loss.item()):
+    """One epoch of a loop over a LoopProbe and a RecordingSGD(lr=0); returns the probe, optimizer and gradients
+    each batch alone has."""
+    from helpers.probes_training import RecordingSGD, batch_gradients
+
+    x, y = _data()
+    torch.manual_seed(0)
+    probe = LoopProbe(nn.Linear(3, 1))
+    want = batch_gradients(probe.inner, nn.MSELoss(), [(x[:4], y[:4]), (x[4:8], y[4:8]), (x[8:], y[8:])])
+    optimizer, loss_fn, total = RecordingSGD(probe.parameters()), probe.loss(nn.MSELoss()), 0.0
+    for xb, yb in probe_loader(x, y, 4):
+        if zero_grad == "before":
+            optimizer.zero_grad()
+        loss = loss_fn(probe(xb.to("cpu")), yb.to("cpu"))
+        loss.backward()
+        if zero_grad == "after backward":
+            optimizer.zero_grad()
+        optimizer.step()
+        total = total + keep(loss)
+    del loss
+    return probe, optimizer, want, total
+
+
+def test_step_gradients_name_a_missing_or_misplaced_zero_grad():
+    from helpers.probes_training import check_step_gradients
+
+    _, optimizer, want, _ = _epoch()
+    check_step_gradients(optimizer.gradients, want, "loop")
+    _, optimizer, want, _ = _epoch(zero_grad="never")
+    summed = "batch 1: expected that batch's own gradient, got the sum of the gradients of batches 0 to 1"
+    with pytest.raises(AssertionError, match=summed + ".*call optimizer.zero_grad\\(\\) before each backward"):
+        check_step_gradients(optimizer.gradients, want, "loop")
+    _, optimizer, want, _ = _epoch(zero_grad="after backward")
+    with pytest.raises(AssertionError, match="got all zeros"):
+        check_step_gradients(optimizer.gradients, want, "loop")
+    with pytest.raises(AssertionError, match="the number of optimizer.step\\(\\) calls for 4 batches"):
+        check_step_gradients(optimizer.gradients, want + want[:1], "loop")
+
+
+def test_losses_summed_with_their_graphs_are_caught_and_detached_ones_are_not():
+    from helpers.probes_training import check_losses_let_go
+
+    for keep in (lambda loss: loss.item(), lambda loss: loss.detach()):
+        probe, *_ = _epoch(keep=keep)
+        check_losses_let_go(probe, "loop")
+        assert probe.graphs_held == [0, 1, 1] and probe.losses_alive == [0]
+    probe, _, _, total = _epoch(keep=lambda loss: loss)
+    assert probe.graphs_held == [0, 1, 2] and probe.losses_alive == [3]
+    with pytest.raises(AssertionError, match="2 earlier batches' losses still held their graph.*loss.detach"):
+        check_losses_let_go(probe, "loop")
+    del total
+    assert probe.losses_alive == [0]
+
+
+@pytest.mark.slow
+def test_a_recording_optimizer_and_the_graph_count_come_back_from_the_notebooks_process(tmp_path):
+    import textwrap
+    import time
+
+    from grading_support import answer_kernel
+
+    from course.grading.verdicts.connection import Connection
+    from course.grading.verdicts.judge import Judge
+
+    notebook = textwrap.dedent("""
+        def train(model, loader, loss_fn, optimizer):
+            total = 0.0
+            for x, y in loader:
+                loss = loss_fn(model(x.to("cpu")), y.to("cpu"))
+                loss.backward()
+                optimizer.step()
+                total = total + loss
+            return total.item()
+    """)
+    listener, server = answer_kernel(tmp_path, notebook)
+    try:
+        sock, _ = listener.accept()
+        with sock:
+            outputs, failure = Judge().run(textwrap.dedent("""
+                import torch
+                from torch import nn
+                from helpers.probes_training import LoopProbe, RecordingSGD, probe_loader
+                _model = LoopProbe(nn.Linear(3, 1))
+                _optimizer = RecordingSGD(_model.parameters())
+                train(_model, probe_loader(torch.randn(10, 3), torch.randn(10, 1), 4), _model.loss(nn.MSELoss()),
+                      _optimizer)
+                assert len(_optimizer.gradients) == 3 and len(_optimizer.gradients[0]) == 4, _optimizer.gradients
+                assert _model.graphs_held == [0, 1, 2], _model.graphs_held
+            """), "<test>", Connection(sock, time.monotonic() + 60))
+        assert failure is None and not [o for o in outputs if o.output_type == "error"], outputs
+    finally:
+        server.kill()
+        listener.close()

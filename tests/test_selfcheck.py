@@ -81,3 +81,13 @@ def test_self_check_holds_no_hidden_test():
         shipped = "\n".join(code for tests in selfcheck.visible_tests(assignment).values() for code in tests)
         leaked = [line for line in shipped.splitlines() if line.strip() in hidden]
         assert not leaked, f"{assignment}: hidden test lines in the self-check data: {leaked[:3]}"
+
+
+@pytest.mark.parametrize("assignment, exercise", [("02_training_loop", "train_one_epoch"),
+                                                  ("03_gpu_memory", "amp_train_step")])
+def test_a_forgotten_zero_grad_fails_a_visible_test_that_names_it(assignment, exercise):
+    """The classic bug the notebook teaches is caught by the visible test, in the words of the fix."""
+    wrong = next(w for w in wrong_answers(assignment) if w.exercise == exercise and w.label == "no_zero_grad")
+    results = {r.exercise: r for r in selfcheck.run(assignment, namespace_with(assignment, {exercise: wrong.code}))}
+    assert results[exercise].status == "FAIL", results[exercise]
+    assert "optimizer.zero_grad()" in results[exercise].message, results[exercise].message
