@@ -5,9 +5,10 @@ What a student may rely on:
 - `save_as_if_on_cuda(obj, path)` writes a file that `torch.load` treats exactly like one saved
   on a GPU: each tensor's storage carries the location tag `'cuda:0'`, the tag `torch.save`
   writes for a tensor that lives on the first GPU. It works on a machine without a GPU.
-- `cuda_checkpoint_path(fallback_dir)` finds that shipped file (or regenerates it).
-- `write_cuda_checkpoint(path)` regenerates the course's shipped
-  `source/04_serialization/data/cuda_checkpoint.pt` (see the README beside it).
+- `cuda_checkpoint_path()` finds the shipped GPU checkpoint: beside the notebook, else the copy in this
+  package. It is written by the maintainers' `scripts/make_cuda_checkpoint.py` (it holds notebook 04's
+  checkpoint format, an exercise's answer, so it is not part of this package); see
+  `source/04_serialization/data/README.md`.
 - `storage_locations(path)` reads those tags back without needing the devices they name.
 - `ArbitraryCode(source)` is an object whose unpickling runs `source`: the reason
   `torch.load(..., weights_only=True)` exists.
@@ -105,75 +106,20 @@ class ArbitraryCode:
 
 
 # ---------------------------------------------------------------------------------------------
-# The shipped checkpoint: source/04_serialization/data/cuda_checkpoint.pt
+# The shipped checkpoint: source/04_serialization/data/cuda_checkpoint.pt, and a copy in this package
 
 CUDA_CHECKPOINT_NAME = "cuda_checkpoint.pt"
 CUDA_CHECKPOINT_EPOCHS = 5
 
 
-def cuda_checkpoint_path(fallback_dir) -> Path:
-    """Where the shipped GPU checkpoint is: `data/` beside the notebook, else this checkout's
-    `source/04_serialization/data/`; where neither exists (a notebook opened on its own), the same
-    file is regenerated into `fallback_dir` with `write_cuda_checkpoint`."""
-    candidates = [Path("data") / CUDA_CHECKPOINT_NAME,
-                  Path(__file__).resolve().parents[1] / "source" / "04_serialization" / "data" / CUDA_CHECKPOINT_NAME]
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    target = Path(fallback_dir) / CUDA_CHECKPOINT_NAME
-    write_cuda_checkpoint(target)
-    print(f"(no shipped copy found: regenerated {target.name} with helpers.checkpoints.write_cuda_checkpoint)")
-    return target
+def cuda_checkpoint_path(fallback_dir=None) -> Path:
+    """Where the shipped GPU checkpoint is: `data/` beside the notebook, else the copy this package carries
+    (`helpers/checkpoint_files/`, for a notebook opened on its own, as on Colab). `fallback_dir` is not
+    used any more (the package always carries the file); it is accepted so that older notebooks still run."""
+    beside = Path("data") / CUDA_CHECKPOINT_NAME
+    return beside if beside.is_file() else Path(__file__).resolve().parent / "checkpoint_files" / CUDA_CHECKPOINT_NAME
 
 
 def cuda_checkpoint_model() -> nn.Module:
     """The architecture the shipped checkpoint holds weights for (the notebook writes it out too)."""
     return nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Linear(32, 3))
-
-
-def write_cuda_checkpoint(path) -> dict:
-    """Write the course's GPU-tagged checkpoint to `path` and return what was saved.
-
-    A 2 -> 32 -> 3 classifier trained for `CUDA_CHECKPOINT_EPOCHS` epochs with Adam (lr 0.01) and a
-    StepLR scheduler on `helpers.data.make_classification(256, seed=0)`, all seeded; saved as the
-    notebook's resume checkpoint: epoch (the last finished, counted from 0), model, optimizer,
-    scheduler, rng, cuda_rng. Model weights and Adam's moment estimates are tagged 'cuda:0';
-    Adam's step counters and the generator state keep 'cpu', as on a real GPU run.
-    """
-    from torch.utils.data import DataLoader
-
-    from helpers.data import make_classification
-
-    torch.manual_seed(0)
-    loader = DataLoader(make_classification(256, num_features=2, num_classes=3, seed=0),
-                        batch_size=32, shuffle=True)
-    model = cuda_checkpoint_model()
-    loss_fn = nn.CrossEntropyLoss()
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
-    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
-    for epoch in range(CUDA_CHECKPOINT_EPOCHS):
-        for x, y in loader:
-            optimizer.zero_grad()
-            loss_fn(model(x), y).backward()
-            optimizer.step()
-        scheduler.step()
-    checkpoint = {
-        "epoch": epoch,
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(),
-        "scheduler": scheduler.state_dict(),
-        "rng": torch.get_rng_state(),
-        "cuda_rng": [],  # what torch.cuda.get_rng_state_all() gives where CUDA is absent
-    }
-    on_cpu = [state["step"] for state in optimizer.state.values()] + [checkpoint["rng"]]
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    save_as_if_on_cuda(checkpoint, path, keep_on_cpu=on_cpu)
-    return checkpoint
-
-
-if __name__ == "__main__":  # python -m helpers.checkpoints [PATH]
-    import sys
-
-    target = Path(sys.argv[1] if len(sys.argv) > 1 else "source/04_serialization/data/cuda_checkpoint.pt")
-    write_cuda_checkpoint(target)
-    print(f"wrote {target} ({target.stat().st_size} bytes): {storage_locations(target)}")

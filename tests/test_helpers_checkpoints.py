@@ -1,6 +1,8 @@
 """Unit tests of helpers.checkpoints: GPU-tagged files, reading tags back, the shipped checkpoint, the payload."""
 
 import builtins
+import importlib.util
+import tomllib
 import zipfile
 from pathlib import Path
 from unittest import mock
@@ -11,8 +13,8 @@ from torch import nn
 
 from helpers import checkpoints
 
-SHIPPED = (Path(__file__).resolve().parents[1] / "source" / "04_serialization" / "data"
-           / checkpoints.CUDA_CHECKPOINT_NAME)
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ROOT / "source" / "04_serialization" / "data" / checkpoints.CUDA_CHECKPOINT_NAME
 
 
 def _no_cuda():
@@ -58,7 +60,7 @@ def test_keep_on_cpu_and_ordinary_saves_are_untouched(tmp_path):
 
 
 def test_shipped_checkpoint_is_gpu_tagged_and_loads_on_cpu():
-    assert SHIPPED.is_file(), f"{SHIPPED} is missing: python -m helpers.checkpoints"
+    assert SHIPPED.is_file(), f"{SHIPPED} is missing: python scripts/make_cuda_checkpoint.py"
     assert checkpoints.storage_locations(SHIPPED) == {"cpu": 5, "cuda:0": 12}
     with _no_cuda():
         with pytest.raises(RuntimeError, match="map_location=torch.device\\('cpu'\\)"):
@@ -70,9 +72,17 @@ def test_shipped_checkpoint_is_gpu_tagged_and_loads_on_cpu():
     model.load_state_dict(checkpoint["model"])   # strict: the documented architecture matches the file
 
 
+def _generator():
+    """scripts/make_cuda_checkpoint.py, the maintainers' tool (not part of the package students install)."""
+    spec = importlib.util.spec_from_file_location("make_cuda_checkpoint", ROOT / "scripts" / "make_cuda_checkpoint.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.mark.slow
 def test_shipped_checkpoint_is_what_the_generator_writes(tmp_path):
-    regenerated = checkpoints.write_cuda_checkpoint(tmp_path / "again.pt")
+    regenerated = _generator().write_cuda_checkpoint(tmp_path / "again.pt")
     shipped = torch.load(SHIPPED, map_location="cpu", weights_only=True)
     for key, tensor in regenerated["model"].items():
         torch.testing.assert_close(shipped["model"][key], tensor, rtol=1e-4, atol=1e-5)
@@ -80,14 +90,58 @@ def test_shipped_checkpoint_is_what_the_generator_writes(tmp_path):
     assert checkpoints.storage_locations(tmp_path / "again.pt") == checkpoints.storage_locations(SHIPPED)
 
 
-@pytest.mark.slow      # regenerates the checkpoint
-def test_cuda_checkpoint_path_prefers_the_shipped_file_and_regenerates_otherwise(tmp_path, monkeypatch):
+def test_every_shipped_copy_is_the_same_file():
+    copies = [ROOT / "release" / "04_serialization" / "data" / checkpoints.CUDA_CHECKPOINT_NAME,
+              ROOT / "helpers" / "checkpoint_files" / checkpoints.CUDA_CHECKPOINT_NAME]
+    assert [c.read_bytes() == SHIPPED.read_bytes() for c in copies] == [True, True]
+    assert {Path(c).resolve() for c in _generator().COPIES} == {SHIPPED.resolve(), *(c.resolve() for c in copies)}
+
+
+def test_cuda_checkpoint_path_prefers_the_file_beside_the_notebook_then_the_package_copy(tmp_path, monkeypatch):
     monkeypatch.chdir(SHIPPED.parents[1])            # as a notebook beside data/ sees it
-    assert checkpoints.cuda_checkpoint_path(tmp_path) == Path("data") / checkpoints.CUDA_CHECKPOINT_NAME
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(checkpoints, "__file__", str(tmp_path / "helpers" / "checkpoints.py"))
-    found = checkpoints.cuda_checkpoint_path(tmp_path / "out")
-    assert found == tmp_path / "out" / checkpoints.CUDA_CHECKPOINT_NAME and found.is_file()
+    assert checkpoints.cuda_checkpoint_path() == Path("data") / checkpoints.CUDA_CHECKPOINT_NAME
+    monkeypatch.chdir(tmp_path)                      # a notebook opened on its own (Colab)
+    found = checkpoints.cuda_checkpoint_path(tmp_path / "unused")
+    assert found == ROOT / "helpers" / "checkpoint_files" / checkpoints.CUDA_CHECKPOINT_NAME and found.is_file()
+    assert not (tmp_path / "unused").exists()
+
+
+def test_the_package_carries_the_checkpoint_file_students_install():
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "checkpoint_files/*.pt" in pyproject["tool"]["setuptools"]["package-data"]["helpers"]
+    from course.authoring.publish import STUDENT_PYPROJECT
+
+    student = tomllib.loads(STUDENT_PYPROJECT.format(version="0"))
+    assert "checkpoint_files/*.pt" in student["tool"]["setuptools"]["package-data"]["helpers"]
+
+
+def _runs_of_solution_lines(text: str, solution_lines: dict, at_least: int) -> list[str]:
+    """Runs of `at_least` or more consecutive lines of `text` that are all solution lines of one exercise."""
+    found, run = [], []
+    for line in text.splitlines() + [""]:
+        exercise = solution_lines.get(line.strip())
+        if exercise is not None and (not run or run[-1][1] == exercise):
+            run.append((line.strip(), exercise))
+            continue
+        if len(run) >= at_least:
+            found.append(f"{run[0][1]}: {[r[0] for r in run]}")
+        run = [(line.strip(), exercise)] if exercise is not None else []
+    return found
+
+
+def test_no_shipped_helper_holds_an_exercise_answer():
+    from course.authoring.check import secret_lines
+    from course.checkout import Course
+    from course.notebook import cells
+
+    course = Course(ROOT)
+    secret = secret_lines(*(cells.read(course.source_notebook(a)) for a in course.assignments()))
+    answers = {line: gid for line, gid in secret.items() if not gid.startswith("test_")}
+    assert _runs_of_solution_lines('x = 1\n"epoch": epoch,\n"model": model.state_dict(),\n"rng": rng',
+                                   {'"epoch": epoch,': "e", '"model": model.state_dict(),': "e", '"rng": rng': "e"}, 3)
+    held = {str(p.relative_to(ROOT)): _runs_of_solution_lines(p.read_text(), answers, 3)
+            for p in sorted((ROOT / "helpers").rglob("*.py"))}
+    assert {path: runs for path, runs in held.items() if runs} == {}
 
 
 def test_arbitrary_code_runs_only_without_weights_only(tmp_path):

@@ -51,7 +51,7 @@ dependencies = ["torch>=2.4", "numpy", "matplotlib", "ipywidgets"]
 packages = ["helpers"]
 
 [tool.setuptools.package-data]
-helpers = ["selfcheck_data/*.json"]
+helpers = ["selfcheck_data/*.json", "checkpoint_files/*.pt"]
 """
 
 
