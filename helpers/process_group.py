@@ -47,13 +47,14 @@ DEFAULT_TIMEOUT_S = 20.0   # a healthy 2-rank run takes about a second; a test c
 
 @dataclass
 class RankResult:
-    """What one rank did: the value `rank_fn` returned, or the error it raised (`"TypeError: ..."`,
-    with `trace`, the lines of the traceback), or neither when it never finished (`finished` False:
-    it was still running when the time was up, or it died)."""
+    """What one rank did: the value `rank_fn` returned, or the error it raised (`"TypeError: ..."`, its class
+    name in `error_type`, with `trace`, the lines of the traceback), or neither when it never finished
+    (`finished` False: it was still running when the time was up, or it died)."""
 
     rank: int
     value: object = None
     error: str | None = None
+    error_type: str | None = None      # the exception's class name, e.g. "NotImplementedError"
     trace: str = ""
     finished: bool = False
     output: str = ""          # what the rank printed, its last 2,000 characters
@@ -119,8 +120,8 @@ def _result(root: Path, rank: int) -> RankResult:
     if not path.exists():
         return RankResult(rank, finished=False, output=output)
     record = torch.load(path, weights_only=False)    # written by our own child, just now
-    return RankResult(rank, value=record.get("value"), error=record.get("error"), trace=record.get("trace", ""),
-                      finished=True, output=output)
+    return RankResult(rank, value=record.get("value"), error=record.get("error"), error_type=record.get("error_type"),
+                      trace=record.get("trace", ""), finished=True, output=output)
 
 
 def _child(rank_fn, rank: int, world_size: int, root: Path, timeout_s: float) -> None:
@@ -143,7 +144,7 @@ def _child(rank_fn, rank: int, world_size: int, root: Path, timeout_s: float) ->
         try:
             record["value"] = rank_fn(rank, world_size)
         except BaseException as error:   # noqa: BLE001 - the student's code may raise anything
-            record = {"error": f"{type(error).__name__}: {error}",
+            record = {"error": f"{type(error).__name__}: {error}", "error_type": type(error).__name__,
                       "trace": "".join(traceback.format_exception(error))[-4000:]}
         torch.save(record, root / f"{rank}.tmp")
         os.replace(root / f"{rank}.tmp", root / f"{rank}.pt")

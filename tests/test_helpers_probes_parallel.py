@@ -119,3 +119,15 @@ def test_check_rank_gradients_refuses_changed_parameters_and_a_gradient_where_no
     extra = RankResult(0, value={"grads": [torch.ones(2), torch.ones(1)], "params": params}, finished=True)
     with pytest.raises(AssertionError, match="expected None, got a tensor"):
         check_rank_gradients([extra], grads, params, "f")
+
+
+def _not_written(model):
+    raise NotImplementedError()
+
+
+def test_gradients_in_ranks_says_not_written_yet_as_the_notebook_does():
+    from helpers.probes_parallel import gradients_in_ranks
+
+    model, x, y = nn.Linear(3, 1), torch.randn(4, 3), torch.randn(4, 1)
+    with pytest.raises(NotImplementedError, match="_not_written raised NotImplementedError in every rank"):
+        gradients_in_ranks(_not_written, model, [(x[:2], y[:2]), (x[2:], y[2:])], nn.MSELoss())
