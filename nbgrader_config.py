@@ -29,5 +29,5 @@ load_subconfig(str(student_config(__file__)))  # noqa: F821 (provided by traitle
 
 # nbgrader generate_assignment fills the placeholders as `course build` does; generate_feedback
 # hides hidden tests and holds back flagged notebooks as `course grade` does; formgrader's
-# Autograde button refuses, pointing to `course grade` (see course/nbgrader_plugins.py).
+# Autograde button refuses, pointing to `course grade` (see course/plugins/nbgrader.py).
 configure(c, __file__)

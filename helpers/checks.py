@@ -61,7 +61,7 @@ def _tensor(value: torch.Tensor) -> torch.Tensor:
 def _local(value):
     """`value` as a plain value. When `course grade` runs a test outside the notebook, a tensor that
     still holds its autograd graph stays in the notebook's process and the test gets a stand-in for it
-    (see course/remote.py): a check looks at its values, fetched without the graph."""
+    (see course/grading/verdicts/remote.py): a check looks at its values, fetched without the graph."""
     local = getattr(type(value), "__course_local__", None)
     return local(value) if local is not None else value
 

@@ -2,7 +2,7 @@
 
 Most tests judge what a student's function returns and what it did to its arguments. A few
 ask about the process itself (a global forward hook left registered). When `course grade`
-runs a test outside the notebook's process (see course/verdicts.py), a probe marked with
+runs a test outside the notebook's process (see course/grading/verdicts/), a probe marked with
 `asks_notebook` is called in the notebook's process, where that state is, and its answer
 comes back as data; run anywhere else (a student's own kernel), it simply runs.
 """

@@ -3,7 +3,7 @@ and a meter of the memory autograd keeps for a backward pass.
 
 Tests hand the probes to a student's function and judge the records; nothing here trains or
 evaluates anything itself. The records are plain data (lists of bools, tuples and `Call`s), so
-that they reach a test that runs outside the notebook's process (see course/remote.py).
+that they reach a test that runs outside the notebook's process (see course/grading/verdicts/remote.py).
 
     probe = LoopProbe(nn.Linear(3, 1))
     train_one_epoch(probe, probe_loader(x, y, batch_size=4), probe.loss(nn.MSELoss()), optimizer, device)

@@ -50,7 +50,7 @@ def visible_tests(assignment: str) -> dict[str, list[str]]:
 
 def names_of(source: str) -> tuple[list[str], set[str]]:
     """The names `source` reads but never binds itself (those it takes from the notebook), and those it binds.
-    One definition for the self-check and for `course grade`'s judge (course/verdicts.py)."""
+    One definition for the self-check and for `course grade`'s judge (course/grading/verdicts/judge.py)."""
     tree = ast.parse(source)
     bound, read = set(), []
     for node in ast.walk(tree):
