@@ -32,19 +32,32 @@ changes no counter. What a student may rely on:
   `.to("cuda")`: their `.device` says `cuda:0` (`.is_cuda` True, `.get_device()` 0), their
   numbers stay on the CPU (`LooksOnCUDA`). What is computed from them is a plain CPU tensor; `.to`
   or `.cuda()` towards CUDA keeps them as they are. With a `PretendCUDA` installed, code that takes
-  autocast's device type from such data runs CUDA autocast (its CPU kernels are not cast).
+  autocast's device type from such data runs CUDA autocast (its CPU kernels are not cast, unless
+  the device follows tensors, below).
+- `PretendCUDA(follows_tensors=True, ...)`: while it is installed, its memory counters follow the real
+  bytes of the tensors made there (each new storage, rounded up to 512 bytes as the CUDA allocator
+  does, counted when an operation creates it and freed when the last tensor using it goes; views and
+  in-place results are not new memory), on top of `held`; `run_kernel` still adds its own. And CUDA
+  autocast really casts: entering `torch.autocast("cuda", dtype=...)` (any spelling) also enters CPU
+  autocast with the same dtype, so that the CPU kernels of data on the pretend GPU run in 16 bits, with
+  the CPU's list of operations autocast casts. Such a device supports bfloat16 as well as float16.
 """
 
 import contextlib
+import weakref
 from unittest import mock
 
 import torch
 from torch import nn
+from torch.utils import _pytree as pytree
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from .notebook_state import asks_notebook
 
 # The allocator reserves memory from the GPU in blocks; the pretend one rounds up to 2 MiB.
 RESERVE_BLOCK = 2 * 2**20
+# The CUDA caching allocator rounds every allocation up to a multiple of 512 bytes.
+ALLOCATION_ROUNDING = 512
 
 _PATCHED = ("is_available", "synchronize", "reset_peak_memory_stats", "reset_max_memory_allocated",
             "max_memory_allocated", "memory_allocated", "memory_reserved", "max_memory_reserved",
@@ -67,8 +80,10 @@ class _Stream:
 class PretendCUDA:
     """One pretend CUDA device whose memory counters behave like PyTorch's caching allocator."""
 
-    def __init__(self, held: int = 0, old_peak: int = 0, available: bool = True, workspace: int = 0):
+    def __init__(self, held: int = 0, old_peak: int = 0, available: bool = True, workspace: int = 0,
+                 follows_tensors: bool = False):
         self.available = available
+        self.follows_tensors = follows_tensors
         self.workspace = workspace   # allocated by the first kernel, then kept
         self.workspace_allocated = False
         self.allocated = held
@@ -183,7 +198,66 @@ class PretendCUDA:
                 for name, function in own.items():
                     if hasattr(module, name):
                         stack.enter_context(mock.patch.object(module, name, function))
+            if self.follows_tensors and self.available:
+                stack.enter_context(mock.patch.object(torch.cuda, "is_bf16_supported", lambda *a, **k: True))
+                stack.enter_context(_cuda_autocast_casts_on_cpu())
+                stack.enter_context(_CountStorages(self))
             yield self
+
+
+class _CountStorages(TorchDispatchMode):
+    """Counts on `gpu` the storages that operations create while it is active, until each one is freed."""
+
+    def __init__(self, gpu: PretendCUDA):
+        super().__init__()
+        self.gpu, self.active = gpu, True
+        self.live: dict[int, int] = {}      # a storage's address -> the bytes counted for it
+
+    def __exit__(self, *exc):
+        self.active = False                 # storages freed later change no counter
+        return super().__exit__(*exc)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        old = {t.untyped_storage()._cdata for t in pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
+        for t in pytree.tree_leaves(out):
+            if isinstance(t, torch.Tensor) and t.device.type != "meta":
+                storage = t.untyped_storage()
+                key = storage._cdata
+                if key not in old and key not in self.live:   # a view or an in-place result is not new memory
+                    nbytes = -(-storage.nbytes() // ALLOCATION_ROUNDING) * ALLOCATION_ROUNDING
+                    self.live[key] = nbytes
+                    self.gpu.allocate(nbytes)
+                    weakref.finalize(storage, self._freed, key)
+        return out
+
+    def _freed(self, key: int) -> None:
+        nbytes = self.live.pop(key)
+        if self.active:
+            self.gpu.free(nbytes)
+
+
+@contextlib.contextmanager
+def _cuda_autocast_casts_on_cpu():
+    """Entering CUDA autocast also enters CPU autocast with its dtype (data on a pretend GPU computes on the CPU)."""
+    autocast = torch.amp.autocast_mode.autocast
+    enter, exit_ = autocast.__enter__, autocast.__exit__
+
+    def entering(region):
+        entered = enter(region)
+        if region.device == "cuda":
+            region._pretend_cpu = torch.autocast("cpu", dtype=region.fast_dtype, enabled=region._enabled)
+            region._pretend_cpu.__enter__()
+        return entered
+
+    def exiting(region, *exc):
+        cpu = region.__dict__.pop("_pretend_cpu", None)
+        if cpu is not None:
+            cpu.__exit__(*exc)
+        return exit_(region, *exc)
+
+    with mock.patch.object(autocast, "__enter__", entering), mock.patch.object(autocast, "__exit__", exiting):
+        yield
 
 
 class Kernel:

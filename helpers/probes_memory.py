@@ -5,6 +5,13 @@
 - `ScaleBy1024()`: stands in for an enabled `torch.amp.GradScaler` with a fixed scale of 1024;
   it scales the loss, divides the gradients back before stepping, and records its calls in
   `.calls`, and in `.inside_autocast` the backward pass, `step` and `update` it saw run with autocast on.
+- `StepProbe()`: a classifier (32 -> 256 -> 256 -> 8) that records, at each forward pass, `(autocast enabled,
+  autocast dtype)` for its input's device type in `.seen`, and in `.backward_autocast`, when backward
+  reaches its output, whether autocast was on then (for any device type).
+- `step_on_pretend_gpu(fn, use_autocast, held=0, old_peak=0, seed=0)`: `fn(model, x, y, loss_fn, use_autocast)`
+  for a `StepProbe` and a batch of 512 made from `seed` on a fresh pretend GPU whose counters follow the
+  tensors made (helpers.pretend_cuda, `follows_tensors=True`), `held` bytes held there before and an older
+  peak `old_peak` on record: `(what fn returned, the model)`.
 - `check_parameters_close(model, expected, what)`: `model` has the parameters of `expected`, by name (none
   missing: a model emptied by the code under test fails), each with its dtype and (within `atol`) values.
 """
@@ -31,6 +38,46 @@ class AutocastProbe(SharesRecords, nn.Module):
         kind = x.device.type
         self.seen.append((torch.is_autocast_enabled(kind), torch.get_autocast_dtype(kind)))
         return self.net(x)
+
+
+class StepProbe(SharesRecords, nn.Module):
+    """A classifier that records the autocast state at each forward pass, and when backward reaches its output."""
+
+    _records = ("seen", "backward_autocast")
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(32, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 8))
+        self.seen, self.backward_autocast = [], []
+
+    def forward(self, x):
+        kind = x.device.type
+        self.seen.append((torch.is_autocast_enabled(kind), torch.get_autocast_dtype(kind)))
+        out = self.net(x)
+        if out.requires_grad:
+            out.register_hook(self._backward_reaches_output)
+        return out
+
+    def _backward_reaches_output(self, grad):
+        self.backward_autocast.append(any(torch.is_autocast_enabled(kind) for kind in ("cpu", "cuda")))
+
+
+def step_batch(seed: int = 0, batch_size: int = 512):
+    """A StepProbe's batch: inputs (batch_size, 32) and class labels 0..7, made from `seed`."""
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(batch_size, 32, generator=generator), torch.randint(0, 8, (batch_size,), generator=generator)
+
+
+def step_on_pretend_gpu(fn, use_autocast, held: int = 0, old_peak: int = 0, seed: int = 0):
+    """`fn(model, x, y, nn.CrossEntropyLoss(), use_autocast)` for a fresh StepProbe and batch on a fresh pretend GPU
+    that follows tensors: (what fn returned, the model)."""
+    from helpers.pretend_cuda import PretendCUDA, on_pretend_gpu
+
+    torch.manual_seed(seed)
+    model = on_pretend_gpu(StepProbe())
+    x, y = (on_pretend_gpu(t) for t in step_batch(seed))
+    gpu = PretendCUDA(held=held, old_peak=old_peak, follows_tensors=True)
+    return gpu.run(fn, model, x, y, nn.CrossEntropyLoss(), use_autocast), model
 
 
 class ScaleBy1024:

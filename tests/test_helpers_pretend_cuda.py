@@ -150,3 +150,55 @@ def test_autocast_takes_the_device_type_of_data_on_a_pretend_gpu():
         PretendCUDA().run(forward, model, x, take(model, x))
         assert model.seen == [expected]
     assert not torch.is_autocast_enabled("cuda") and not torch.is_autocast_enabled("cpu")
+
+
+def test_following_tensors_counts_new_storages_until_freed_not_views():
+    gpu = PretendCUDA(held=1_000, old_peak=10**9, follows_tensors=True)
+    weights = torch.randn(64, 64)                        # made before: held, not counted again
+    with gpu.installed():
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+        product = weights @ weights                      # 16384 bytes, a multiple of 512
+        view = product.t()                               # the same memory
+        product.add_(1)                                  # in place: the same memory
+        assert torch.cuda.memory_allocated() - before == 64 * 64 * 4
+        small = torch.ones(3)                            # 12 bytes, rounded up as the CUDA allocator does
+        assert torch.cuda.memory_allocated() - before == 64 * 64 * 4 + 512
+        del product, view, small
+        assert torch.cuda.memory_allocated() == before == 1_000
+        assert torch.cuda.max_memory_allocated() == 1_000 + 64 * 64 * 4 + 512
+    leftover = torch.randn(10)
+    assert gpu.allocated == 1_000 and leftover.numel() == 10   # uninstalled: nothing counted any more
+
+
+def test_following_tensors_cuda_autocast_casts_on_the_cpu_and_is_off_afterwards():
+    from helpers.pretend_cuda import on_pretend_gpu
+
+    layer, x = on_pretend_gpu(torch.nn.Linear(4, 3)), on_pretend_gpu(torch.randn(5, 4))
+    with PretendCUDA(follows_tensors=True).installed():
+        for dtype in (torch.float16, torch.bfloat16):
+            with torch.autocast(device_type=x.device.type, dtype=dtype):
+                assert torch.is_autocast_enabled("cuda") and layer(x).dtype == dtype
+            assert layer(x).dtype == torch.float32
+        with torch.autocast("cuda", dtype=torch.float16, enabled=False):
+            assert layer(x).dtype == torch.float32
+    assert not torch.is_autocast_enabled("cpu") and not torch.is_autocast_enabled("cuda")
+    with PretendCUDA().installed(), torch.autocast("cuda", dtype=torch.float16):
+        assert layer(x).dtype == torch.float32          # without following tensors: CUDA autocast only, not cast
+
+
+def test_a_training_step_under_autocast_adds_a_little_over_half_the_float32_peak():
+    from helpers.pretend_cuda import on_pretend_gpu
+
+    peaks = {}
+    for use_autocast in (False, True):
+        torch.manual_seed(0)
+        model = on_pretend_gpu(torch.nn.Sequential(torch.nn.Linear(32, 256), torch.nn.ReLU(), torch.nn.Linear(256, 8)))
+        x, y = on_pretend_gpu(torch.randn(512, 32)), on_pretend_gpu(torch.randint(0, 8, (512,)))
+        gpu = PretendCUDA(held=10**6, follows_tensors=True)
+        with gpu.installed():
+            with torch.autocast("cuda", dtype=torch.float16, enabled=use_autocast):
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+        peaks[use_autocast] = gpu.peak - 10**6
+    assert 0.45 < peaks[True] / peaks[False] < 0.75

@@ -64,3 +64,25 @@ def test_a_deep_copy_of_the_autocast_probe_records_into_the_original():
     probe = AutocastProbe()
     copy.deepcopy(probe)(torch.randn(2, 4))
     assert probe.seen == [(False, torch.get_autocast_dtype("cpu"))]
+
+
+def test_step_on_pretend_gpu_records_autocast_in_forward_and_backward():
+    from helpers.probes_memory import step_on_pretend_gpu
+
+    def step(model, x, y, loss_fn, use_autocast):
+        torch.cuda.reset_peak_memory_stats(x.device)
+        before = torch.cuda.memory_allocated(x.device)
+        with torch.autocast(x.device.type, dtype=torch.float16, enabled=use_autocast):
+            loss = loss_fn(model(x), y)
+            if use_autocast:
+                loss.backward()          # inside the block: recorded
+        if not use_autocast:
+            loss.backward()
+        return torch.cuda.max_memory_allocated(x.device) - before
+
+    fp32, model = step_on_pretend_gpu(step, False, held=5_000, old_peak=10**9)
+    assert model.seen == [(False, torch.float16)] and model.backward_autocast == [False]
+    assert fp32 == step_on_pretend_gpu(step, False)[0] > 0
+    amp, model = step_on_pretend_gpu(step, True)
+    assert model.seen == [(True, torch.float16)] and model.backward_autocast == [True]
+    assert 0.4 < amp / fp32 < 0.8
