@@ -1,6 +1,7 @@
 """Text from a submission reaches the TA inert (issue 38): `course.grading.inert`, one function per channel, and
 each channel's use of it; `course.grading.active_content`, the autograded notebook without active content."""
 
+import re
 import types
 
 import nbformat
@@ -135,6 +136,9 @@ def _notebook():
             execution_count=1),
         out("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>",
                                   "application/vnd.jupyter.widget-view+json": {"model_id": "m"}}),
+        out("display_data", data={"image/png": "AAAA", "text/plain": "img"},      # a held-out red team's
+            metadata={"image/png": {"width": "1 onerror=alert(7)", "height": 5}, "height": "1 onerror=alert(8)",
+                      "filenames": {"image/png": "http://pwned.invalid/x.png"}}),
         out("error", ename="AssertionError", evalue="<b>wrong</b>", traceback=["<b>wrong</b>"]),
         out("stream", name="stdout", text="<script>alert(4)</script>")])
     given = nbformat.v4.new_markdown_cell("# Given <details>instructor's</details>")
@@ -153,7 +157,8 @@ def test_make_inert_keeps_only_inert_outputs_and_says_so():
     assert outputs[1].data == {"text/plain": "alert(2)"}    # shown as text
     assert outputs[2].data == {"text/plain": "<svg/>"}
     assert set(outputs[3].data) == {"image/png", "text/plain"}
-    assert outputs[4].evalue == "<b>wrong</b>" and outputs[5].text == "<script>alert(4)</script>"   # shown as text
+    assert outputs[4].metadata == {"image/png": {"height": 5}}      # whole-number sizes only
+    assert outputs[5].evalue == "<b>wrong</b>" and outputs[6].text == "<script>alert(4)</script>"   # shown as text
     note = outputs[-1].text
     assert outputs[-1].output_type == "stream" and "text/html" in note and "application/javascript" in note
     assert "widgets" not in nb.metadata
@@ -169,12 +174,14 @@ def test_make_inert_renders_no_active_html():
 
     nb, given = _notebook()
     before, _ = HTMLExporter().from_notebook_node(nb)
-    live = ['onerror="alert(1)"', "alert(2)\n</script>", 'href="javascript:alert(3)"', 'onerror="alert(5)"']
+    live = ['onerror="alert(1)"', "alert(2)\n</script>", 'href="javascript:alert(3)"', 'onerror="alert(5)"',
+            'onerror="alert(7)"', "pwned.invalid"]
     assert all(script in before for script in live)     # what nbconvert puts in a page otherwise
     active_content.make_inert(nb, given)
-    page, _ = HTMLExporter().from_notebook_node(nb)
-    assert not [script for script in live if script in page] and 'onerror="' not in page
-    assert "<script>alert(4)" not in page and "<script>alert(6)" not in page
+    for template in ("lab", "classic"):     # classic: formgrader's and the feedback's
+        page, _ = HTMLExporter(template_name=template).from_notebook_node(nb)
+        assert not [script for script in live if script in page] and not re.search(r"<[^>]*\sonerror=", page)
+        assert "<script>alert(4)" not in page and "<script>alert(6)" not in page
 
 
 def test_the_released_markdown_is_given(tmp_path):

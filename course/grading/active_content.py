@@ -69,6 +69,7 @@ def _outputs(cell) -> None:
         data = output.get("data")
         if not isinstance(data, dict):
             continue
+        output["metadata"] = _inert_metadata(output.get("metadata"))
         active = sorted(mime for mime in data if mime not in INERT)
         if not active:
             continue
@@ -78,13 +79,30 @@ def _outputs(cell) -> None:
                 data["text/plain"] = text
         for mime in active:
             del data[mime]
-            output.get("metadata", {}).pop(mime, None)
         removed += active
     if removed:
         import nbformat
 
         kinds = ", ".join(dict.fromkeys(removed))
         cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=NOTE.format(kinds=kinds)))
+
+
+def _sizes(meta) -> dict:
+    return {k: v for k, v in meta.items() if k in ("width", "height") and type(v) is int} \
+        if isinstance(meta, dict) else {}
+
+
+def _inert_metadata(meta) -> dict:
+    """An output's metadata with nothing but whole-number sizes: nbconvert writes an image's `width` and
+    `height` into its <img> tag unquoted (a value `1 onerror=...` adds an attribute) and its `filenames`
+    as the src (a request from the TA's session)."""
+    if not isinstance(meta, dict):
+        return {}
+    kept = _sizes(meta)
+    for mime in INERT:
+        if _sizes(meta.get(mime)):
+            kept[mime] = _sizes(meta.get(mime))
+    return kept
 
 
 def _text(value) -> str | None:
