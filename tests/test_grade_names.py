@@ -2,6 +2,7 @@
 recording one submission (a full disk included) without ending the run in a traceback or zeroing an honest
 notebook. Real runs on the tiny course of test_grade_mechanics."""
 
+import csv
 import errno
 import os
 import shutil
@@ -14,6 +15,7 @@ from test_grade_mechanics import MINI, QUIET, _scores, hand_in, mini_course
 from course.grading import batch, commit
 from course.grading.batch import grade
 from course.grading.contract import RECORD_FAILED, GradeOptions, GradingStopped
+from course.grading.inert import spreadsheet
 from course.notebook.classdir import ClassDir
 
 pytestmark = [pytest.mark.xdist_group("grade-mechanics"), pytest.mark.sandbox, pytest.mark.e2e, pytest.mark.slow]
@@ -22,7 +24,8 @@ CORRECT = "def double(x):\n    return 2 * x"
 
 # Folder names a TA receives from an LMS export: glob characters nbgrader would read as a pattern, a legal
 # 255-byte name, dots, spaces, other alphabets, a leading dash, markup and a terminal escape.
-NAMES = ["ann[1]", "b*?", "." + "é" * 127, "x.y z", "Ω mañana 学生", "-rf", "<img src=x onerror=alert(1)>", "e\x1b[2J"]
+NAMES = ["ann[1]", "b*?", "." + "é" * 127, "x.y z", "Ω mañana 学生", "-rf", "<img src=x onerror=alert(1)>", "e\x1b[2J",
+         "zed,,,,1.0,0.0,1.0,1.0\nmini,,,bob", '=HYPERLINK("pwned.invalid","open")']
 
 
 @pytest.fixture
@@ -48,6 +51,11 @@ def test_any_folder_name_grades_or_is_named_not_graded(course_and_class):
         assert (ClassDir(class_dir).autograded(name, MINI) / f"{MINI}.ipynb").is_file()
         assert ClassDir(class_dir).done_marker(name, MINI).is_file()
     assert all(len(p.name.encode()) < 100 for p in ClassDir(class_dir).state.rglob("*"))
+    # grades.csv: one row per student, whatever the name holds, and no formula for a spreadsheet
+    with open(ClassDir(class_dir).grades_csv, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert sorted(r["student_id"] for r in rows) == sorted(spreadsheet(name) for name in NAMES)
+    assert all(r["score"] == "1.0" and not r["student_id"].startswith(("=", "+", "-", "@")) for r in rows)
     again = grade(course, class_dir, [MINI], GradeOptions(jobs=2), **QUIET)
     assert {s for s, _ in again.skipped} == set(NAMES) and not again.graded
 

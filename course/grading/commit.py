@@ -32,7 +32,10 @@ def drop_csv_rows(path: Path, pairs: set[tuple[str, str]]) -> None:
     if not rows:
         return
     fields = list(rows[0])
-    kept = [r for r in rows if (r.get("student_id"), r.get("assignment")) not in pairs]
+    from course.grading.inert import spreadsheet
+
+    shown = {(spreadsheet(student), spreadsheet(assignment)) for student, assignment in pairs}
+    kept = [r for r in rows if (r.get("student_id"), r.get("assignment")) not in shown]
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()

@@ -178,12 +178,34 @@ def cell_scores(db_url: str, assignment: str) -> dict[str, dict[str, float | Non
     return found
 
 
-def export_csv(db_url: str, path) -> None:
-    """nbgrader's own grades CSV (what `nbgrader export` writes), for every assignment in the gradebook."""
-    from nbgrader.plugins import CsvExportPlugin
+CSV_FIELDS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email", "raw_score",
+              "late_submission_penalty", "score", "max_score")
 
-    with Gradebook(db_url) as gb:
-        CsvExportPlugin(to=str(path)).export(gb)
+
+def export_csv(db_url: str, path) -> None:
+    """The grades CSV `nbgrader export` writes (its columns and values: every student under every assignment,
+    zero where nothing was submitted), for every assignment in the gradebook, but written by the csv module,
+    every text through `inert.spreadsheet`: nbgrader joins the fields with commas unquoted, so a student id
+    (a folder name) holding a comma and a newline forged another student's row, and one starting with `=`
+    was a formula in the TA's spreadsheet."""
+    import csv
+
+    from course.grading.inert import spreadsheet
+
+    with Gradebook(db_url) as gb, open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(CSV_FIELDS)
+        for assignment in gb.assignments:
+            for student in gb.students:
+                try:
+                    sub = gb.find_submission(assignment.name, student.id)
+                    penalty = sub.late_submission_penalty
+                    got = (sub.timestamp, sub.score, penalty, max(0.0, sub.score - (penalty or 0.0)))
+                except MissingEntry:
+                    got = ("", 0.0, 0.0, 0.0)
+                row = (assignment.name, assignment.duedate, got[0], student.id, student.last_name,
+                       student.first_name, student.email, *got[1:], assignment.max_score)
+                writer.writerow(["" if v is None else spreadsheet(v) if isinstance(v, str) else str(v) for v in row])
 
 
 # -- what formgrader shows a TA -------------------------------------------------------------------

@@ -15,6 +15,9 @@ written out:
   the one Markdown construct whose content every renderer shows as text (no HTML, links, emphasis or
   math), and readable as it is where it is shown unrendered (formgrader's comment box).
 
+- `spreadsheet`: a cell of `grades.csv`, which TAs open in a spreadsheet: `terminal`'s text, with a `'`
+  in front of what a spreadsheet would take for a formula (`=`, `+`, `-`, `@`); the csv module quotes it.
+
 What students' notebooks carry to the TA's browser (outputs, cells) is made inert by
 `course.grading.active_content`.
 """
@@ -68,3 +71,12 @@ def markdown_block(lines: list[str], width: int = TERMINAL_WIDTH) -> str:
     longest = max((len(run) for line in body for run in _BACKTICKS.findall(line)), default=0)
     fence = "`" * max(3, longest + 1)
     return "\n".join([f"{fence}text", *body, fence])
+
+
+_FORMULA_START = ("=", "+", "-", "@")
+
+
+def spreadsheet(text: object) -> str:
+    """A CSV cell of `text` (see the module docstring): one line, controls spelled out, never a formula."""
+    shown = terminal(text)
+    return "'" + shown if shown.startswith(_FORMULA_START) else shown
