@@ -143,3 +143,18 @@ def test_disk_full_is_read_from_errno_and_sqlite_codes():
     except RuntimeError as error:
         assert commit.disk_full(error)
     assert not commit.disk_full(ValueError("disk is full"))
+
+
+def test_a_link_or_a_file_where_a_folder_should_be_is_named_not_graded(course_and_class):
+    course, class_dir = course_and_class
+    hand_in(class_dir, course, "ann", CORRECT)
+    submitted = ClassDir(class_dir).submitted()
+    (submitted / "linker").symlink_to(submitted / "ann")                # a student folder that is a link
+    (submitted / "bob").mkdir()
+    (submitted / "bob" / MINI).symlink_to(submitted / "ann" / MINI)     # an assignment folder that is one
+    (submitted / "cid").mkdir()
+    (submitted / "cid" / MINI).write_text("not a folder")
+    run = grade(course, class_dir, [MINI], GradeOptions(jobs=1), **QUIET)
+    assert _scores(class_dir) == {"ann": 1.0}
+    assert set(run.ungraded) == {("linker", MINI), ("bob", MINI), ("cid", MINI)}
+    assert "is a link" in run.ungraded[("bob", MINI)] and "not a folder" in run.ungraded[("cid", MINI)]

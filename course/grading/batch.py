@@ -49,6 +49,7 @@ from course.grading.contract import (
     RECORD_FAILED,
     GradingStopped,
 )
+from course.grading.inert import terminal
 from course.grading.preflight import max_notebooks, register
 from course.grading.present import Progress, present
 from course.grading.resume import done_problems, expected_seconds, fingerprint, write_json
@@ -68,7 +69,7 @@ def submissions(class_dir: Path, assignments: list[str]) -> list[tuple[str, str]
     root = ClassDir(class_dir).submitted()
     for student in sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
         for assignment in assignments:
-            if (root / student / assignment).is_dir():
+            if os.path.lexists(root / student / assignment):    # a link or a file too: named NOT GRADED
                 found.append((student, assignment))
     return found
 
@@ -144,7 +145,7 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
 
         jobs, skipped, stored_problems, ungraded = [], [], {}, {}
         for student, assignment in todo:
-            unusable = unusable_id(student)
+            unusable = unusable_id(student) or unusable_folder(ClassDir(class_dir).submitted(student, assignment))
             if unusable:
                 ungraded[(student, assignment)] = unusable
                 continue
@@ -277,6 +278,17 @@ def unusable_id(student: str) -> str | None:
     return None
 
 
+def unusable_folder(submitted: Path) -> str | None:
+    """Why a submission's folder is not graded, or None: a link (to another student's folder, or anywhere on
+    the TA's machine) or a file where a folder should be is no submission of its own."""
+    for path in (submitted.parent, submitted):
+        if path.is_symlink():
+            return f"not graded: {path.name} is a link, not a folder handed in; replace it by the folder itself"
+    if not submitted.is_dir():
+        return f"not graded: {submitted.name} is not a folder"
+    return None
+
+
 def _commit(class_dir: Path, db_url: str, job, result: dict, saved, config_dirs, feedback: bool) -> None:
     """Record one finished submission: its notebooks, feedback and grades (`commit`), then its done-marker and
     nbgrader's log, last, so that a submission whose recording failed half-way is graded again by the next run."""
@@ -294,8 +306,9 @@ def _commit(class_dir: Path, db_url: str, job, result: dict, saved, config_dirs,
 
 
 def _write_log(marker: Path, log: str) -> None:
+    """nbgrader's and the kernel's account, for a TA to `cat`: it quotes the submission, so each line is inert."""
     marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.with_suffix(".log").write_text(log)
+    marker.with_suffix(".log").write_text("\n".join(terminal(line) for line in log.splitlines()) + "\n")
 
 
 def _record(class_dir: Path, db_url: str, graded, problems, ungraded) -> None:
