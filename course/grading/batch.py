@@ -220,7 +220,9 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                     ungraded[key] = why
                     progress.finished(job, result)
                     if disk_full(error):
-                        stopped.append(_disk_full_message(class_dir, job, error, graded, jobs))
+                        stopped.append(_disk_full_message(
+                            class_dir, error, graded, f"{len(jobs) - len(graded)} are not (among them the one "
+                            f"being recorded, {job.assignment}/{job.student})"))
                         return STOP
                     return None
                 finally:
@@ -324,17 +326,13 @@ def _record(class_dir: Path, db_url: str, graded, problems, ungraded) -> None:
 
 def _stop_if_disk_full(error: BaseException, class_dir: Path, graded) -> None:
     if disk_full(error):
-        raise GradingStopped(f"the disk under {class_dir} is full ({type(error).__name__}: {error}); "
-                             f"{len(graded)} submission(s) graded in this run are recorded, the rest are not; "
-                             "free some space and run `course grade` again: it grades only what is not "
-                             "recorded") from error
+        raise GradingStopped(_disk_full_message(class_dir, error, graded, "the rest are not")) from error
 
 
-def _disk_full_message(class_dir: Path, job, error: BaseException, graded, jobs) -> str:
+def _disk_full_message(class_dir: Path, error: BaseException, graded, not_recorded: str) -> str:
     return (f"the disk under {class_dir} is full ({type(error).__name__}: {error}); "
-            f"{len(graded)} submission(s) graded in this run are recorded, {len(jobs) - len(graded)} are not "
-            f"(among them the one being recorded, {job.assignment}/{job.student}); free some space and run "
-            "`course grade` again: it grades only what is not recorded")
+            f"{len(graded)} submission(s) graded in this run are recorded, {not_recorded}; free some space and "
+            "run `course grade` again: it grades only what is not recorded")
 
 
 def _same_failure(first_failures: list[str | None]) -> bool:
