@@ -10,13 +10,16 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbgrader.api import Gradebook
 from test_grade_mechanics import MINI, QUIET, _scores, hand_in, mini_course
 
 from course.grading import batch, commit
 from course.grading.batch import grade
 from course.grading.contract import RECORD_FAILED, GradeOptions, GradingStopped
 from course.grading.inert import spreadsheet
+from course.grading.present import timestamp_left_out
 from course.notebook.classdir import ClassDir
+from course.grading.gradebooks import cell_scores
 
 pytestmark = [pytest.mark.xdist_group("grade-mechanics"), pytest.mark.sandbox, pytest.mark.e2e, pytest.mark.slow]
 
@@ -64,15 +67,24 @@ def test_a_test_cells_edited_metadata_is_graded_from_the_original(course_and_cla
     course, class_dir = course_and_class
     hand_in(class_dir, course, "ann", CORRECT)
     hand_in(class_dir, course, "bob", "def double(x):\n    return x + 2")
-    for student in ("ann", "bob"):
+    hand_in(class_dir, course, "cat", CORRECT)     # the answer cell made a graded cell worth 10 points
+    hand_in(class_dir, course, "dan", "def double(x):\n    return x + 2")
+    edits = {"ann": ("test_double", {"solution": True, "points": 50}),
+             "bob": ("test_double", {"solution": True, "points": 50}),
+             "cat": ("double", {"grade": True, "points": 10}),
+             "dan": ("double", {"grade": True, "points": 10, "locked": True})}
+    for student, (gid, edit) in edits.items():
         path = ClassDir(class_dir).submitted(student, MINI) / f"{MINI}.ipynb"
         nb = nbformat.read(str(path), as_version=4)
-        test = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_double")
-        test.metadata["nbgrader"].update(solution=True, points=50)
+        cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid)
+        cell.metadata["nbgrader"].update(edit)
         nbformat.write(nb, str(path))
     run = grade(course, class_dir, [MINI], GradeOptions(jobs=1), **QUIET)
-    assert _scores(class_dir) == {"ann": 1.0, "bob": 0.0}, run.report
-    assert any("grading metadata edited" in p.what for p in run.problems[("ann", MINI)])
+    assert _scores(class_dir) == {"ann": 1.0, "bob": 0.0, "cat": 1.0, "dan": 0.0}, run.report
+    graded = cell_scores(f"sqlite:///{ClassDir(class_dir).gradebook}", MINI)
+    assert all(set(cells) == {"mini/test_double"} for cells in graded.values()), graded     # no cell gains points
+    for student, (gid, _) in edits.items():
+        assert any("grading metadata edited" in p.what and gid in p.what for p in run.problems[(student, MINI)])
 
 
 def test_a_submission_that_cannot_be_recorded_is_not_graded_and_the_run_goes_on(course_and_class, monkeypatch):
@@ -158,3 +170,29 @@ def test_a_link_or_a_file_where_a_folder_should_be_is_named_not_graded(course_an
     assert _scores(class_dir) == {"ann": 1.0}
     assert set(run.ungraded) == {("linker", MINI), ("bob", MINI), ("cid", MINI)}
     assert "is a link" in run.ungraded[("bob", MINI)] and "not a folder" in run.ungraded[("cid", MINI)]
+
+
+def test_a_timestamp_or_output_nbgrader_chokes_on_does_not_zero_a_notebook(course_and_class):
+    """nbgrader ends a submission's autograde on a timestamp.txt it cannot parse or decode (it calls a `fail` its
+    CourseDirectory lacks) and on an output its schema rejects (display data that is not text): the notebook
+    beside them scored zero. The timestamp is left out, named in the report; the output made valid."""
+    course, class_dir = course_and_class
+    stamps = {"ts_escapes": b"\x1b]0;PWNED\x07\x1b[2J 2020-13-45\n", "ts_latin1": b"2026-12-01 10:00:00 M\xfcnchen\n",
+              "ts_good": b"2026-12-01 10:00:00.000000 UTC\n"}
+    for student, stamp in stamps.items():
+        hand_in(class_dir, course, student, CORRECT)
+        (ClassDir(class_dir).submitted(student, MINI) / "timestamp.txt").write_bytes(stamp)
+    bad_display = ("from IPython.display import display\n"
+                   "display({'text/plain': 5, 'image/png': 7, 'application/json': 'x'}, raw=True)\n"
+                   "display({'text/plain': ['a', 2], 'text/html': None}, raw=True)\n")
+    hand_in(class_dir, course, "bad_display", CORRECT, extra=bad_display)
+    run = grade(course, class_dir, [MINI], GradeOptions(jobs=2), **QUIET)
+    assert _scores(class_dir) == {student: 1.0 for student in [*stamps, "bad_display"]}, run.report
+    for student in ("ts_escapes", "ts_latin1"):
+        assert [p.what for p in run.problems[(student, MINI)]] == [timestamp_left_out().what]
+    assert not run.problems.get(("ts_good", MINI)) and not run.problems.get(("bad_display", MINI)), run.report
+    with Gradebook(ClassDir(class_dir).db_url) as gb:
+        assert gb.find_submission(MINI, "ts_good").timestamp is not None
+        assert gb.find_submission(MINI, "ts_escapes").timestamp is None
+    autograded = nbformat.read(str(ClassDir(class_dir).autograded("bad_display", MINI) / f"{MINI}.ipynb"), 4)
+    nbformat.validate(autograded)

@@ -65,6 +65,7 @@ from course.grading.contract import (
 )
 from course.grading.judged_cells import QUIET_TIMEOUT, JudgedCells, byte_size
 from course.grading.kernel.snippets import FREE_FAILED_FRAMES, REAP
+from course.grading.output_form import mend
 from course.grading.sandbox.host import oom_kills, release_folder
 from course.grading.sandbox.kernel import kernel_manager_for
 from course.grading.sandbox.policy import Sandbox
@@ -338,6 +339,7 @@ class GuardedExecute(JudgedCells, Execute):
 
     def output(self, outs, msg, display_id, cell_index):
         msg_type = msg["msg_type"]
+        mend(msg_type, msg["content"])      # in nbformat's form, or nbgrader refuses the notebook when it writes it
         if msg_type in ("stream", "display_data", "execute_result", "update_display_data"):
             content = msg["content"]
             size = byte_size(content.get("text", "")) + len(json.dumps(content.get("data", {})))     # ASCII-escaped

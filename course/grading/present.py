@@ -40,7 +40,7 @@ from course.grading.contract import (
 )
 from course.grading.inert import terminal
 from course.notebook import cells
-from course.notebook.cells import GRADING_KEYS, HIDDEN_NOTE, locked_metadata, without_hidden
+from course.notebook.cells import GRADING_KEYS, HIDDEN_NOTE, released_metadata, without_hidden
 
 _NETWORK = re.compile(r"Network is unreachable|name resolution|Name or service not known|"
                       r"No address associated|Connection refused|\[Errno (101|99|-2|-3)\]")
@@ -135,6 +135,11 @@ def invalid_marks_taken_off(where: str, cells_named: list[str]) -> Problem:
                           + "; such a cell is graded as if deleted", ProblemKind.CELLS)
 
 
+def timestamp_left_out() -> Problem:
+    return Problem("submission", "timestamp.txt left out: it holds no time nbgrader can read, so the submission is "
+                                 "graded without a submission time (no late penalty)", ProblemKind.FILES)
+
+
 def files_left_out(count: int) -> Problem:
     return Problem("submission", f"{count} other {'file' if count == 1 else 'files'} handed in left out: only the "
                                  "notebooks are graded", ProblemKind.FILES)
@@ -193,8 +198,9 @@ def _structure(nb, definition, where: str) -> list[Problem]:
                                                                  _lines(original.source)):
                 problems.append(Problem(where, f"locked cell '{gid}' was edited (nbgrader grades the original "
                                                "instead)", ProblemKind.CELLS))
-            elif original.locked and _metadata_edited(cell, locked_metadata(gid, points.get(gid))):
-                problems.append(Problem(where, f"locked cell '{gid}' had its grading metadata edited; graded "
+            elif _metadata_edited(cell, released_metadata(gid, original.locked, points.get(gid))):
+                what = "locked cell" if original.locked else "answer cell"
+                problems.append(Problem(where, f"{what} '{gid}' had its grading metadata edited; graded "
                                                "with the original's", ProblemKind.CELLS))
         if cell.cell_type == "code" and not (original is not None and original.locked):
             reasons = integrity.suspicious_code(cell.source)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from course.grading.contract import SCRATCH_STUDENT, Problem
-from course.notebook.cells import GRADING_KEYS, locked_metadata
+from course.notebook.cells import GRADING_KEYS, locked_metadata, released_metadata
 from course.notebook.classdir import ClassDir
 
 if TYPE_CHECKING:
@@ -21,11 +21,12 @@ if TYPE_CHECKING:
 
 
 def put_back_locked_cells(submitted: Path, source: Path, template_db: str, assignment: str) -> list[str]:
-    """Put back the locked cells (tests, setup) a student deleted, and the grading metadata of those a student
-    edited (a test cell marked `solution: true`, its points or lock changed), as nbgrader grades the originals
-    of locked cells whose source a student edited: nbgrader then grades the test cells of a correct answer,
-    where it would refuse the whole notebook over the edited metadata. Answer cells are not locked, so a
-    deleted answer still scores zero. Returns the grade ids put back or restored."""
+    """Put back the locked cells (tests, setup) a student deleted, and the grading metadata of every released
+    cell a student edited (a test cell marked `solution: true`, an answer cell marked `grade: true` with points,
+    a lock taken off or put on), as nbgrader grades the originals of locked cells whose source a student edited:
+    nbgrader then grades the cells of a correct answer, where it would refuse the whole notebook over the edited
+    metadata. Answer cells are not locked, so a deleted answer still scores zero. Returns the grade ids put back
+    or restored."""
     import nbformat
     from nbgrader.api import Gradebook
 
@@ -39,10 +40,10 @@ def put_back_locked_cells(submitted: Path, source: Path, template_db: str, assig
                 continue
             present = {_grade_id(c) for c in nb.cells} - {None}
             points = {c.name: c.max_score for c in definition.grade_cells}
-            originals = {c.name: c for c in definition.source_cells if c.locked}
+            originals = {c.name: c for c in definition.source_cells}
             reset = _restore_metadata(nb, originals, points)
             restored += reset
-            locked = {name: c for name, c in originals.items() if name not in present}
+            locked = {name: c for name, c in originals.items() if c.locked and name not in present}
             if not locked and not reset:
                 continue
             order = _source_order(source / f"{definition.name}.ipynb") or sorted(locked)
@@ -70,17 +71,20 @@ def put_back_locked_cells(submitted: Path, source: Path, template_db: str, assig
 
 
 def _restore_metadata(nb, originals: dict, points: dict) -> list[str]:
-    """Give every present locked cell of its own type the grading metadata of its original; returns their ids.
-    A cell of another type is left alone: the report names it, and nbgrader grades it as it grades a retyped cell."""
+    """Give every present released cell of its own type the grading metadata of its original (a locked cell its
+    checksum too; an answer cell keeps its own, which nbgrader compares with the release to see an unanswered
+    cell); returns their ids. A cell of another type is left alone: the report names it, and nbgrader grades it
+    as it grades a retyped cell."""
     restored = []
     for i, cell in enumerate(nb.cells):
         original = originals.get(_grade_id(cell))
         if original is None or cell.cell_type != original.cell_type:
             continue
         meta = cell.metadata["nbgrader"]
-        wanted = locked_metadata(original.name, points.get(original.name), original.checksum)
+        wanted = released_metadata(original.name, original.locked, points.get(original.name),
+                                   original.checksum if original.locked else None)
         if any(meta.get(key) != wanted.get(key) for key in GRADING_KEYS):
-            kept = {k: v for k, v in meta.items() if k not in GRADING_KEYS and k != "checksum"}
+            kept = {k: v for k, v in meta.items() if k not in GRADING_KEYS and not (k == "checksum" and original.locked)}
             cell.metadata["nbgrader"] = {**kept, **wanted}
             restored.append(original.name)
     return restored
@@ -151,7 +155,9 @@ def prepare(job: Job, scratch: Path) -> tuple[int, list[Problem]]:
     only its notebooks (and nbgrader's timestamp). Nothing else a student hands in is needed, and any
     of it could break what runs before their code (a module a library imports, an unreadable file,
     tens of thousands of files). Returns how many other files were left out, and the problems of
-    notebooks that are not valid (see `sanitize`)."""
+    notebooks that are not valid (see `sanitize`) and of a timestamp nbgrader cannot read."""
+    from course.grading.present import timestamp_left_out
+
     if scratch.exists():
         shutil.rmtree(scratch)
     scratch.mkdir(parents=True)
@@ -178,6 +184,9 @@ def prepare(job: Job, scratch: Path) -> tuple[int, list[Problem]]:
         except OSError:
             continue            # missing or unreadable: as if not handed in
         copied += 1
+        if name == TIMESTAMP_FILE and not _time_nbgrader_reads(submitted / name):
+            (submitted / name).unlink()
+            problems.append(timestamp_left_out())
         if name.endswith(".ipynb"):
             problems += sanitize(submitted / name)
     entries = 0
@@ -188,6 +197,19 @@ def prepare(job: Job, scratch: Path) -> tuple[int, list[Problem]]:
 
 TIMESTAMP_FILE = "timestamp.txt"    # nbgrader's CourseDirectory.timestamp_file: the late penalty reads it
 TIMESTAMP_BYTES = 1024              # nbgrader writes one line of about 30 bytes; a bigger one is left out
+
+
+def _time_nbgrader_reads(path: Path) -> bool:
+    """Whether nbgrader's autograde reads `path` as a submission time: it reads the file as text and parses it,
+    and a file it cannot read or parse ends its run for the submission (it calls a `fail` its CourseDirectory
+    does not have), so the notebook would score zero for a file beside it."""
+    from nbgrader.utils import parse_utc
+
+    try:
+        text = path.read_bytes().decode("utf-8").strip()
+        return not text or parse_utc(text) is not None
+    except Exception:  # noqa: BLE001 - whatever dateutil raises on a student's text: not a time
+        return False
 
 
 def notebook_names(template_db: str, assignment: str) -> list[str]:

@@ -26,8 +26,14 @@ GRADING_KEYS = ("grade", "solution", "locked", "task", "points", "grade_id")
 
 def locked_metadata(name: str, points: float | None, checksum: str | None = None) -> dict:
     """The nbgrader metadata a released locked cell carries (a test cell when it has points, else a setup cell)."""
-    meta = {"grade": points is not None, "grade_id": name, "locked": True, "schema_version": 3,
-            "solution": False, "task": False}
+    return released_metadata(name, True, points, checksum)
+
+
+def released_metadata(name: str, locked: bool, points: float | None, checksum: str | None = None) -> dict:
+    """The nbgrader metadata a released cell carries: a locked cell (a test cell when it has points, else a setup
+    cell), or an answer cell (graded by hand when it has points)."""
+    meta = {"grade": points is not None, "grade_id": name, "locked": locked, "schema_version": 3,
+            "solution": not locked, "task": False}
     if points is not None:
         meta["points"] = points
     if checksum is not None:
