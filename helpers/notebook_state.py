@@ -11,9 +11,10 @@ import functools
 
 # Set by course grade while it runs a test outside the notebook: ask(probe, args, kwargs).
 ask = None
-# Set by course grade at the same time: heard() lists what the course's own code in the notebook's process
-# said happened during this test's calls, sent to the grader at once (helpers.probes_serialization's payload).
-heard = None
+# Set by course grade at the same time: a one-way pipe out of the notebook's sandbox to where the test runs
+# (course/grading/verdicts/notes.py): `listener.path` is where code in the notebook's process, or any process
+# it starts, writes a line; the test calls `listener.expect(line)` before and `listener.heard(line)` after.
+listener = None
 
 
 def asks_notebook(probe):

@@ -1,6 +1,7 @@
 """What the tests share: the course checkout they test, its fixtures bound to it (course.fixtures), and
 helpers for reading pages and for a stand-in of a student's kernel."""
 
+import contextlib
 import functools
 import html
 import re
@@ -56,6 +57,39 @@ def secret_lines(assignment: str) -> set[str]:
             if not is_secret:
                 public.add(line.strip())
     return secret - public
+
+
+@contextlib.contextmanager
+def notes_pipe(folder: Path):
+    """The notes FIFO in `folder` as the worker makes it (course.grading.verdicts.notes), with a write end held
+    open: yields (read end, path), which a judge takes as its `notes`."""
+    import os
+
+    from course.grading.verdicts.notes import make_fifo, open_reader
+
+    path = make_fifo(folder)
+    reader = open_reader(path)
+    keep = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    try:
+        yield reader, str(path)
+    finally:
+        os.close(keep)
+        os.close(reader)
+
+
+@contextlib.contextmanager
+def listening(folder: Path):
+    """A judge's Listener on the notes FIFO in `folder`, for a test run by a Judge in this process."""
+    import os
+
+    from course.grading.verdicts.notes import Listener
+
+    with notes_pipe(folder) as (reader, path):
+        listener = Listener(os.dup(reader), path)
+        try:
+            yield listener
+        finally:
+            listener.close()
 
 
 def answer_kernel(folder: Path, notebook: str):

@@ -9,7 +9,7 @@ import os
 import time
 
 import pytest
-from grading_support import COURSE, answer_kernel
+from grading_support import COURSE, answer_kernel, notes_pipe
 
 from course.grading.verdicts import zygote as judge_module
 from course.grading.verdicts.zygote import JudgeFailed, JudgeServer
@@ -36,8 +36,8 @@ def run(server, tmp_path):
 
     def run(test_code: str, seconds: float = 60):
         sock, _ = listener.accept()
-        with sock:
-            return notebook.run(test_code, "<test>", sock, seconds)
+        with sock, notes_pipe(tmp_path) as notes:
+            return notebook.run(test_code, "<test>", sock, seconds, notes)
 
     yield run
     notebook.close()

@@ -13,7 +13,7 @@ import types
 
 import pytest
 import torch
-from grading_support import answer_kernel
+from grading_support import answer_kernel, listening
 from torch import nn
 
 from course.grading.verdicts import connection, decode, sync
@@ -101,6 +101,26 @@ NOTEBOOK = textwrap.dedent('''
             probes._HEARD.clear()
         raise ValueError("refused")                             # as a safe loader would
 
+    def loads_in_a_child_then_covers_up(model, path, device):
+        import glob, os, subprocess, sys, tempfile
+        for fifo in glob.glob("/tmp/*/n") + [os.environ["FIFO_FOUND_BY_A_SCAN"]]:
+            try:                                            # a full pipe would block the payload's write
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                for _ in range(1000):
+                    os.write(fd, b"x" * 4096)
+            except OSError:
+                pass
+        out = os.path.join(tempfile.mkdtemp(), "w.pt")
+        try:
+            subprocess.run([sys.executable, "-c", "import sys, torch; torch.save(dict(torch.load(sys.argv[1], "
+                            "weights_only=False)), sys.argv[2])", str(path), out], timeout=20, capture_output=True)
+        finally:
+            for name in glob.glob(os.path.join(os.path.dirname(str(path)), "payload-*")):
+                os.remove(name)
+        state = torch.load(out, weights_only=True)
+        state.pop("extra", None)
+        model.load_state_dict(state)
+
     def loads_safely(model, path, device):
         model.load_state_dict(torch.load(path, map_location=device, weights_only=True))
 
@@ -117,15 +137,17 @@ NOTEBOOK = textwrap.dedent('''
 
 # A kernel stand-in that imports torch, for each test that uses it: those are `slow`.
 @pytest.fixture
-def serve(tmp_path):
+def serve(tmp_path, monkeypatch):
     """A function that runs test code against NOTEBOOK's names served by a subprocess; returns the outputs."""
+    monkeypatch.setenv("FIFO_FOUND_BY_A_SCAN", str(tmp_path / "n"))     # where the sandbox's /tmp/*/n finds it
     listener, server = answer_kernel(tmp_path, NOTEBOOK)
     runner = Judge()
 
     def run(test_code: str):
         sock, _ = listener.accept()
-        with sock:
-            return runner.run(textwrap.dedent(test_code), "<test>", Connection(sock, time.monotonic() + 60))
+        with sock, listening(tmp_path) as notes:
+            return runner.run(textwrap.dedent(test_code), "<test>",
+                              Connection(sock, time.monotonic() + 60, listener=notes))
 
     yield run
     server.kill()
@@ -419,6 +441,7 @@ def test_a_payload_that_ran_is_heard_by_the_judge_whatever_the_loader_does_after
         from helpers.probes_serialization import TRAP, payload_runs
         state = nn.Linear(2, 1).state_dict()
         assert payload_runs(state, loads_then_covers_up, nn.Linear(2, 1), TRAP, "cpu") is True
+        assert payload_runs(state, loads_in_a_child_then_covers_up, nn.Linear(2, 1), TRAP, "cpu") is True
         assert payload_runs(state, loads_safely, nn.Linear(2, 1), TRAP, "cpu") is False
     """))
 

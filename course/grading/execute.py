@@ -126,6 +126,7 @@ class GuardedExecute(JudgedCells, Execute):
         finally:
             if self._judge is not None:
                 self._judge.close()
+            self._close_notes()
             shutil.rmtree(self._answers, ignore_errors=True)
             if self.scratch_dir:
                 release_folder(Path(self.scratch_dir) / "run")

@@ -15,6 +15,7 @@ from nbformat.notebooknode import NotebookNode
 
 from course.grading.contract import JUDGE_FAILED, JUDGE_STOPPED, AnswerTimeout, KernelGone, error_output
 from course.grading.kernel.loading import serve_code
+from course.grading.verdicts.notes import FIFO_NAME, make_fifo, open_reader
 from course.grading.verdicts.zygote import JudgeFailed, utf8_prefix
 
 # Seconds a quiet request or the start of a test may take; a kernel slower than this is not answering.
@@ -62,7 +63,7 @@ class JudgedCells:
                     raise self._infrastructure(JUDGE_FAILED, f"{grade_id}: {error}") from error
                 try:
                     outputs, failure = self._judge.run(cell.source, f"<test cell {grade_id}>", sock,
-                                                       max(1.0, deadline - monotonic()))
+                                                       max(1.0, deadline - monotonic()), self._notes())
                 except JudgeFailed as error:
                     # A judge that was ready and fails on this test failed on what the kernel answered: the
                     # cell fails; the next test cell gets a fresh judge (names earlier tests made are gone).
@@ -84,6 +85,21 @@ class JudgedCells:
             if not self._responsive():
                 self._recover(index)
         return cell, self.resources
+
+    def _notes(self) -> tuple[int, str]:
+        """The read end of the notes FIFO (course.grading.verdicts.notes) and its path, made at the first test
+        cell. The grader holds a write end as well: a reader of a FIFO whose writers all left sees its end, and
+        would never block again."""
+        if not getattr(self, "_notes_fds", None):
+            path = make_fifo(self._answers)
+            self._notes_fds = [open_reader(path)]
+            self._notes_fds.append(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        return self._notes_fds[0], str(self._answers / FIFO_NAME)
+
+    def _close_notes(self) -> None:
+        for fd in getattr(self, "_notes_fds", None) or []:
+            os.close(fd)
+        self._notes_fds = []
 
     async def _async_printed(self, msg_id: str, index: int, timeout: float) -> list:
         """What the student's code printed while serving the test (streams only: no result, no error,

@@ -44,8 +44,6 @@ if "MAGIC" not in globals():
         HELLO,
         LIBRARIES,
         MAX_EXCEPTION_TEXT,
-        MAX_NOTE,
-        NOTE,
         OK,
         RAISE,
         SCALARS,
@@ -86,12 +84,6 @@ class _Server:
         self.escaped = False
         self.files_root = None  # the test's folder, at the path the judge has it (course.grading.verdicts.mirror)
         self.files_known = {}   # relative path -> (size, mtime) when it last crossed
-        self.sock = None        # the test's connection, while one is served
-
-    def note(self, text):
-        """Tell the judge now, mid-call, that `text` happened (a test's payload ran): nothing after unsends it."""
-        if self.sock is not None and type(text) is str:
-            send_frame(self.sock, pack([NOTE, text[:MAX_NOTE]]))
 
     # -- the test's files (course.grading.verdicts.mirror is the judge's side) -------------------------------------
 
@@ -378,7 +370,6 @@ def _course_serve(path, namespace):
     server.namespace, server.last_rng, server.kept = namespace, None, []
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.connect(path)
-    server.sock = sock
     try:
         send_frame(sock, pack([HELLO, server.global_state()]))
         while True:
@@ -399,7 +390,6 @@ def _course_serve(path, namespace):
                              [], [], server.global_state(), []])
             send_frame(sock, data)
     finally:
-        server.sock = None
         sock.close()
 
 

@@ -8,8 +8,6 @@ One test's conversation, over one unix socket; every message is framed by HEADER
     kernel -> judge   answer [HELLO, global state]
     judge  -> kernel  a pickle of {"op": one of OPS, "target", "name", "args", "kwargs", "value",
                       "nodes", "grads", "global", "files"}, the kernel's own objects named by number
-    kernel -> judge   any number of answers [NOTE, text] while a call runs (what the course's own code in the
-                      kernel saw happen, sent before the student's code can take it back: a payload that ran)
     kernel -> judge   answer [OK, value, states, kept states, global state, files]
                    or answer [RAISE, exception class names, message, states, kept states, global state, files]
                       (request and reply repeat until the test is over)
@@ -34,9 +32,7 @@ MAX_EXCEPTION_TEXT = 10_000         # characters of an exception's message the k
 MAX_KEPT = 64                       # argument lists kept in sync at once
 
 # The conversation's fixed words.
-HELLO, OK, RAISE, NOTE = "hello", "ok", "raise", "note"
-MAX_NOTE = 200                      # characters of one note
-MAX_NOTES = 64                      # notes one test keeps
+HELLO, OK, RAISE = "hello", "ok", "raise"
 END = b"end"
 OPS = ("name", "call", "method", "getattr", "setattr")
 

@@ -21,14 +21,12 @@ from course.grading.kernel.protocol import (
     HELLO,
     MAX_ANSWER,
     MAX_KEPT,
-    MAX_NOTE,
-    MAX_NOTES,
-    NOTE,
     OK,
     RAISE,
 )
 from course.grading.verdicts.decode import Decoder, KernelObject
 from course.grading.verdicts.mirror import Files
+from course.grading.verdicts.notes import Listener
 from course.grading.verdicts.remote import RemoteObject
 from course.grading.verdicts.state import global_state, set_global_state
 from course.grading.verdicts.sync import apply_all, nodes_of
@@ -50,15 +48,15 @@ class Connection:
     """One test's conversation with the kernel's `_course_serve`."""
 
     def __init__(self, sock: socket.socket, deadline: float, channel: Channel | None = None,
-                 files: "Files | None" = None):
+                 files: "Files | None" = None, listener: "Listener | None" = None):
         self.sock, self.deadline = sock, deadline
         self.files = files
+        self.listener = listener        # what the sandbox writes to the judge (course.grading.verdicts.notes)
         self.channel = channel or Channel()
         self.channel.connection = self
         self.requests = 0
         self.kernel_rng: torch.Tensor | None = None     # the kernel's random state as it last said
         self.kept: list[list] = []      # see answer_server._Server.kept: the same lists, in the same order
-        self.notes: list[str] = []      # what the course's code in the kernel said happened during a call (NOTE)
 
     # -- framing ---------------------------------------------------------------------------------
 
@@ -160,14 +158,7 @@ class Connection:
 
 
     def reply(self):
-        """The call's answer; the notes sent while it ran (protocol NOTE) are kept in `notes` on the way."""
-        while True:
-            reply = decode(self.receive())
-            if type(reply) is list and len(reply) == 2 and reply[0] == NOTE:
-                if type(reply[1]) is str and len(self.notes) < MAX_NOTES:
-                    self.notes.append(reply[1][:MAX_NOTE])
-                continue
-            return reply
+        return decode(self.receive())
 
 
 def keep(kept: list, nodes: list) -> None:

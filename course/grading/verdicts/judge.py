@@ -99,15 +99,15 @@ class Judge:
 @contextlib.contextmanager
 def _probes_ask(connection: Connection):
     """helpers' probes of the notebook's process state (helpers.notebook_state) ask the kernel, and hear what
-    the course's code there said happened during this test's calls (the connection's notes)."""
+    the course's code in the sandbox wrote to the judge during this test (the connection's listener)."""
     helpers.notebook_state.ask = lambda probe, args, kwargs: connection.request("call", target=probe, args=args,
                                                                                   kwargs=kwargs)
-    helpers.notebook_state.heard = lambda: list(connection.notes)
+    helpers.notebook_state.listener = connection.listener
     try:
         yield
     finally:
         helpers.notebook_state.ask = None
-        helpers.notebook_state.heard = None
+        helpers.notebook_state.listener = None
 
 
 def _error_output(error: BaseException, label: str) -> NotebookNode:

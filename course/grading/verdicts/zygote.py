@@ -49,29 +49,27 @@ class JudgeFailed(RuntimeError):
 
 # -- framing: 4-byte length + JSON, an fd travelling alone with one marker byte before its frame --------------
 
-def send_frame(sock: socket.socket, value, fd: int | None = None) -> None:
-    if fd is not None:
-        socket.send_fds(sock, [b"F"], [fd])
+def send_frame(sock: socket.socket, value, fds: list[int] | None = None) -> None:
+    if fds:
+        socket.send_fds(sock, [b"F"], fds)
     data = json.dumps(value).encode()
     sock.sendall(_FRAME.pack(len(data)) + data)
 
 
-def receive_frame(sock: socket.socket, limit: int, deadline: float | None = None, with_fd: bool = False):
-    """(value, fd or None); EOFError at the end of the stream, JudgeFailed past `limit` or `deadline`."""
-    fd = None
-    if with_fd:
+def receive_frame(sock: socket.socket, limit: int, deadline: float | None = None, with_fds: int = 0):
+    """(value, the fds that came with it: at most `with_fds`); EOFError at the end of the stream, JudgeFailed
+    past `limit` or `deadline`."""
+    fds: list[int] = []
+    if with_fds:
         _wait(sock, deadline)
-        marker, fds, _, _ = socket.recv_fds(sock, 1, 1)
+        marker, fds, _, _ = socket.recv_fds(sock, 1, with_fds)
         if not marker:
             raise EOFError("closed")
-        for extra in fds[1:]:
-            os.close(extra)
-        fd = fds[0] if fds else None
     size = _FRAME.unpack(_exactly(sock, _FRAME.size, deadline))[0]
     if size > limit:
         raise JudgeFailed(f"a message of {size} bytes, more than the {limit} allowed")
     try:
-        return json.loads(_exactly(sock, size, deadline)), fd
+        return json.loads(_exactly(sock, size, deadline)), fds
     except ValueError:
         raise JudgeFailed("a message that is not JSON") from None
 
@@ -186,12 +184,14 @@ class NotebookJudge:
     def __init__(self, sock: socket.socket, server: JudgeServer):
         self.sock, self.server = sock, server
 
-    def run(self, source: str, label: str, kernel: socket.socket, seconds: float):
+    def run(self, source: str, label: str, kernel: socket.socket, seconds: float, notes: tuple[int, str]):
         """Run test `source` in the judge against the kernel at the other end of `kernel`: (outputs, failure),
-        as `course.grading.verdicts.judge.Judge.run` gives them. Raises JudgeFailed when the judge fails."""
+        as `course.grading.verdicts.judge.Judge.run` gives them; `notes`: the read end of the notes FIFO and its
+        path (course.grading.verdicts.notes). Raises JudgeFailed when the judge fails."""
         deadline = monotonic() + seconds + GRACE
         try:
-            send_frame(self.sock, {"source": source, "label": label, "seconds": seconds}, fd=kernel.fileno())
+            send_frame(self.sock, {"source": source, "label": label, "seconds": seconds, "notes": notes[1]},
+                       fds=[kernel.fileno(), notes[0]])
             reply, _ = receive_frame(self.sock, MAX_VERDICT, deadline)
             return _verdict(reply)
         except (OSError, EOFError, JudgeFailed) as error:
@@ -301,15 +301,25 @@ def _serve_notebook(sock: socket.socket) -> None:
 
 def _serve_tests(sock: socket.socket, judge) -> None:
     from course.grading.verdicts.connection import AnswerTimeout, Connection
+    from course.grading.verdicts.notes import Listener
 
     while True:
         try:
-            request, fd = receive_frame(sock, 16 * MiB, with_fd=True)
+            request, fds = receive_frame(sock, 16 * MiB, with_fds=2)
         except EOFError:
             return
-        with socket.socket(fileno=fd) as kernel:
-            outputs, failure = judge.run(request["source"], request["label"],
-                                         Connection(kernel, monotonic() + float(request["seconds"])))
+        if len(fds) != 2:       # not the grader's request: this notebook's judge ends
+            for fd in fds:
+                os.close(fd)
+            return
+        listener = Listener(fds[1], str(request["notes"]))
+        try:
+            with socket.socket(fileno=fds[0]) as kernel:
+                outputs, failure = judge.run(request["source"], request["label"],
+                                             Connection(kernel, monotonic() + float(request["seconds"]),
+                                                        listener=listener))
+        finally:
+            listener.close()
         reply = {"outputs": [_capped(dict(out)) for out in outputs], "failure": None}
         if failure is not None:
             reply["failure"] = ["timeout" if isinstance(failure, AnswerTimeout) else "gone", str(failure)[:1000]]
