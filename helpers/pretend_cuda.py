@@ -53,6 +53,7 @@ from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from .notebook_state import asks_notebook
+from .patching import replaced, returning
 
 # The allocator reserves memory from the GPU in blocks; the pretend one rounds up to 2 MiB.
 RESERVE_BLOCK = 2 * 2**20
@@ -190,19 +191,23 @@ class PretendCUDA:
 
     @contextlib.contextmanager
     def installed(self):
-        """Inside the block, `torch.cuda.<name>` (and `torch.cuda.memory.<name>`) are this device's."""
+        """Inside the block, `torch.cuda.<name>` (and `torch.cuda.memory.<name>`) are this device's, under every
+        name the function has (`from torch.cuda import max_memory_allocated` too: helpers/patching.py)."""
         own = {name: getattr(self, name) for name in _PATCHED if name != "reset_max_memory_allocated"}
         own["reset_max_memory_allocated"] = self.reset_peak_memory_stats   # the old name of the same reset
         with contextlib.ExitStack() as stack:
-            for module in (torch.cuda, torch.cuda.memory):
-                for name, function in own.items():
-                    if hasattr(module, name):
-                        stack.enter_context(mock.patch.object(module, name, function))
+            for name, function in own.items():
+                stack.enter_context(replaced(getattr(torch.cuda, name), _calling(function)))
             if self.follows_tensors and self.available:
-                stack.enter_context(mock.patch.object(torch.cuda, "is_bf16_supported", lambda *a, **k: True))
+                stack.enter_context(replaced(torch.cuda.is_bf16_supported, returning(True)))
                 stack.enter_context(_cuda_autocast_casts_on_cpu())
                 stack.enter_context(_CountStorages(self))
             yield self
+
+
+def _calling(function):
+    """A `by` for helpers.patching.replaced: the call goes to `function` instead."""
+    return lambda original, *args, **kwargs: function(*args, **kwargs)
 
 
 class _CountStorages(TorchDispatchMode):

@@ -8,12 +8,12 @@ moving to it is a real move that needs no GPU.
 `torch.broadcast_shapes` refused (the task forbids calling it).
 """
 
-from unittest import mock
 
 import torch
 from torch import nn
 
 from helpers.notebook_state import asks_notebook
+from helpers.patching import replaced
 from helpers.records import SharesRecords
 
 
@@ -88,15 +88,14 @@ class GradModeProbe(SharesRecords, nn.Module):
         return self.linear(x)
 
 
-def _forbidden_broadcast_shapes(*shapes):
+def _forbidden_broadcast_shapes(original, *shapes):
     raise AssertionError("broadcast_shape called torch.broadcast_shapes: the task forbids it (work the rule out "
                          "yourself; use torch.broadcast_shapes only to check your answer)")
 
 
 @asks_notebook
 def without_broadcast_shapes(fn, *args):
-    """`fn(*args)` with `torch.broadcast_shapes` (and `torch.functional.broadcast_shapes`) raising an
-    AssertionError that says the task forbids calling it; run where the notebook runs."""
-    with mock.patch.object(torch, "broadcast_shapes", _forbidden_broadcast_shapes), \
-            mock.patch("torch.functional.broadcast_shapes", _forbidden_broadcast_shapes):
+    """`fn(*args)` with `torch.broadcast_shapes` raising an AssertionError that says the task forbids calling it,
+    under any name (`from torch import broadcast_shapes` too: helpers/patching.py); run where the notebook runs."""
+    with replaced(torch.broadcast_shapes, _forbidden_broadcast_shapes):
         return fn(*args)

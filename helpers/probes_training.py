@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode
+from torch.utils import _pytree as pytree
 from torch.utils.data import TensorDataset
 
 from helpers.notebook_state import asks_notebook
@@ -218,13 +220,33 @@ class SavedActivations:
         return self._hooks.__exit__(*exc)
 
 
+class _GraphOps(TorchFunctionMode):
+    """Counts the torch operations that run with gradient tracking on and an input that requires grad: each
+    one adds to an autograd graph (and saves what its backward needs)."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if torch.is_grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad
+                                           for t in pytree.tree_leaves((args, kwargs))):
+            self.count += 1
+        return func(*args, **kwargs)
+
+
 @asks_notebook
-def saved_bytes_during(fn, *args) -> int:
-    """The bytes autograd saved for backward while `fn(*args)` ran, counted where it runs: in the notebook's
-    process (see helpers/notebook_state.py), where its forward passes happen."""
-    with SavedActivations() as saved:
+def graph_ops_during(fn, *args) -> int:
+    """How many torch operations built autograd graph while `fn(*args)` ran, counted where it runs (in the
+    notebook's process, see helpers/notebook_state.py): 0 under `torch.no_grad()`.
+
+    Read from torch's own dispatch of each operation (a mode on its stack), not from `saved_tensors_hooks`:
+    hooks nest, and a function's own hooks inside would hide what it saved.
+    """
+    with _GraphOps() as ops:
         fn(*args)
-    return saved.total
+    return ops.count
 
 
 class _Held:

@@ -45,11 +45,15 @@ def test_old_alias_and_the_memory_module_are_replaced_too():
         assert max_memory_allocated() == 10
 
 
-def test_everything_is_put_back_afterwards():
-    real = torch.cuda.max_memory_allocated
-    with PretendCUDA(held=5).installed():
-        assert torch.cuda.max_memory_allocated is not real
-    assert torch.cuda.max_memory_allocated is real and torch.cuda.memory.max_memory_allocated is real
+def test_everything_is_put_back_afterwards_and_every_name_sees_the_device_inside():
+    from torch.cuda.memory import max_memory_allocated as taken_earlier     # issue 38: aliases went around it
+
+    code = taken_earlier.__code__
+    gpu = PretendCUDA(held=5)
+    with gpu.installed():
+        assert taken_earlier() == torch.cuda.max_memory_allocated() == gpu.max_memory_allocated() > 0
+    assert taken_earlier.__code__ is code and torch.cuda.max_memory_allocated is taken_earlier
+    assert taken_earlier() == 0 or torch.cuda.is_available()
 
 
 def test_without_cuda_it_behaves_like_the_cpu_build():

@@ -88,6 +88,23 @@ def test_the_payload_is_heard_even_when_its_file_is_taken_back():
     assert payload_runs(nn.Linear(2, 1).state_dict(), load_then_tidy, TRAP) is True
 
 
+def test_the_payload_is_heard_from_a_child_process_without_a_grader():
+    """Plain nbgrader (no grader's pipe): a loader that unpickles in a child process and removes the file the
+    payload left is heard through a pipe of the test's process (issue 38, held-out red team F3)."""
+    import glob
+    import os
+    import subprocess
+    import sys
+
+    def load_in_a_child(path):
+        subprocess.run([sys.executable, "-c", "import sys, torch; torch.load(sys.argv[1], weights_only=False)",
+                        str(path)], check=True, capture_output=True, timeout=60)
+        for name in glob.glob(os.path.join(os.path.dirname(str(path)), "payload-*")):
+            os.remove(name)
+
+    assert payload_runs(nn.Linear(2, 1).state_dict(), load_in_a_child, TRAP) is True
+
+
 def test_payload_runs_where_the_test_runs():
     """Not asked of the notebook's process: run there, what it says could be what the student's code left it."""
     from helpers import notebook_state
@@ -202,5 +219,50 @@ def test_spy_cuda_rng_pretends_one_consistent_gpu():
         return torch.cuda.is_available(), torch.cuda.device_count()
 
     state = torch.get_rng_state()
-    assert spy_cuda_rng(restore_per_gpu, [state, state]) == ((True, 1), 1)
-    assert spy_cuda_rng(lambda states: torch.cuda.set_rng_state_all(states) and "done", [state]) == ("done", 1)
+    result, given = spy_cuda_rng(restore_per_gpu, [state, state])
+    assert result == (True, 1) and len(given) == 1 and torch.equal(given[0], state)
+    result, given = spy_cuda_rng(lambda states: torch.cuda.set_rng_state_all(states) or "done", [state])
+    assert result == "done" and len(given) == 1 and torch.equal(given[0], state)
+    assert spy_cuda_rng(lambda: torch.cuda.set_rng_state_all([])) == (None, [])     # a call that restores nothing
+
+
+# Issue 38 (held-out red team): the probes replaced names, so a function that took torch's function under a name of
+# its own first was not seen: a wrong order or a state left on the GPU kept full marks. Every name is seen now.
+_ALIASES = """
+import torch
+from torch import set_rng_state as restore_cpu_rng
+from torch.cuda import set_rng_state_all as restore_gpu_rngs, is_available as has_cuda
+load_optimizer_state = torch.optim.Optimizer.load_state_dict
+move = torch.nn.Module.to
+load = torch.load
+
+def load_checkpoint(path, model, optimizer, scheduler, device):
+    checkpoint = load(path, map_location=device, weights_only=True)
+    load_optimizer_state(optimizer, checkpoint["optimizer"])        # wrong: before the move
+    move(model, device)
+    model.load_state_dict(checkpoint["model"])
+    scheduler.load_state_dict(checkpoint["scheduler"])
+    restore_cpu_rng(checkpoint["rng"])                              # wrong: not through .cpu()
+    if has_cuda():
+        restore_gpu_rngs(checkpoint["cuda_rng"])
+    return checkpoint["epoch"] + 1
+"""
+
+
+def test_the_probes_see_torchs_functions_under_names_of_the_students_own():
+    from helpers.probes_serialization import spy_cuda_rng
+
+    namespace: dict = {}
+    exec(_ALIASES, namespace)
+    aliased = namespace["load_checkpoint"]
+    assert restore_order(aliased, *_checkpoint_file(), "cpu") == ["optimizer", "move"]
+    assert rng_state_devices(aliased) == ["cuda"]
+    path, model, optimizer, scheduler = _checkpoint_file()
+    gpu_state = torch.Generator().manual_seed(7).get_state()
+    checkpoint = torch.load(path, weights_only=True)
+    torch.save(dict(checkpoint, cuda_rng=[gpu_state]), path)
+    start, given = spy_cuda_rng(aliased, path, model, optimizer, scheduler, "cpu")
+    assert start == 1 and len(given) == 1 and torch.equal(given[0], gpu_state)
+    with cpu_only_machine("aliased"):
+        assert namespace["has_cuda"]() is False
+    assert torch.load is namespace["load"] and torch.set_rng_state is namespace["restore_cpu_rng"]   # as they were

@@ -342,3 +342,24 @@ def test_a_recording_optimizer_and_the_graph_count_come_back_from_the_notebooks_
     finally:
         server.kill()
         listener.close()
+
+
+def test_graph_ops_during_counts_graph_building_that_the_functions_own_hooks_would_hide():
+    """Issue 38 (held-out red team): the bytes saved, read through saved_tensors_hooks, were 0 for a forward pass
+    with gradients on inside the function's own hooks (hooks nest: the innermost decides)."""
+    from helpers.probes_training import graph_ops_during
+
+    model, x = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 2)), torch.randn(4, 3)
+
+    def hidden(model, x):
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: None, lambda packed: packed):
+            return model(x).argmax(1)
+
+    def right(model, x):
+        with torch.no_grad():
+            return model(x).argmax(1)
+
+    assert graph_ops_during(hidden, model, x) >= 3
+    assert graph_ops_during(lambda m, x: m(x), model, x) >= 3
+    assert graph_ops_during(right, model, x) == 0
+    assert graph_ops_during(lambda m, x: torch.inference_mode()(m)(x), model, x) == 0

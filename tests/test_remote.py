@@ -425,10 +425,10 @@ def test_a_measurement_of_saved_activations_runs_where_the_forward_pass_runs(ser
     assert passes(serve("""
         import torch
         from torch import nn
-        from helpers.probes_training import saved_bytes_during
-        assert saved_bytes_during(runs_with_grad, nn.Linear(3, 3), torch.randn(4, 3)) > 0
+        from helpers.probes_training import graph_ops_during
+        assert graph_ops_during(runs_with_grad, nn.Linear(3, 3), torch.randn(4, 3)) > 0
         with torch.no_grad():
-            assert saved_bytes_during(runs_with_grad, nn.Linear(3, 3), torch.randn(4, 3)) == 0
+            assert graph_ops_during(runs_with_grad, nn.Linear(3, 3), torch.randn(4, 3)) == 0
     """))
 
 

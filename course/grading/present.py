@@ -288,7 +288,7 @@ def nbgrader_error(run: dict) -> str:
     """The error behind a failed nbgrader run, in one line."""
     for text in (run.get("log") or "", run.get("error") or ""):
         lines = [line.strip() for line in text.splitlines() if line.strip()]
-        causes = [line for line in lines if re.match(r"^[\w.]+(Error|Exception|Exit)\b:?", line)
+        causes = [line for line in lines if re.match(r"^[\w.]+(Error|Exception|Exit|MissingEntry)\b:?", line)
                   and "NbGraderException" not in line]
         if causes:
             return _first_line(causes[-1])
