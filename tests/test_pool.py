@@ -11,14 +11,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from course.grading import pool
-from course.grading.pool import HARD_LIMIT, STOP, WORKER_LOST, Pool
+from course.grading.contract import FailureKind, GradeResult
+from course.grading.pool import STOP, Pool
 
 # What a fake worker does with a job, by the job's student: `dies` ends the process, `hangs` never answers,
-# anyone else is graded at once (the answer names the worker's pid).
+# anyone else is graded at once (the answer's log is the worker's pid).
 FAKE_WORKER = """
 import os, sys, time
 from multiprocessing.connection import Connection
+from course.grading.contract import GradeResult
 conn = Connection(int(sys.argv[1]))
 while True:
     try:
@@ -31,7 +32,8 @@ while True:
         os._exit(1)
     if job.student == "hangs":
         time.sleep(600)
-    conn.send({"student": job.student, "graded": True, "pid": os.getpid()})
+    conn.send(GradeResult.scored(job, graded=True, record={"timestamp": None, "notebooks": {}},
+                                 log=str(os.getpid())))
 """
 
 
@@ -65,8 +67,8 @@ def test_every_job_comes_back_once_and_the_workers_share_them(fake_pool):
     fake_pool(2).run([job(f"s{k}") for k in range(6)], hard_limit=60, on_start=lambda j: started.append(j.student),
                      on_result=lambda j, r: results.setdefault(j.student, []).append(r))
     assert sorted(started) == sorted(results) == [f"s{k}" for k in range(6)]
-    assert all(len(r) == 1 and r[0]["graded"] for r in results.values())
-    assert len({r[0]["pid"] for r in results.values()}) == 2
+    assert all(len(r) == 1 and r[0].graded and r[0].student == s for s, r in results.items())
+    assert len({r[0].log for r in results.values()}) == 2
 
 
 def test_a_worker_that_dies_is_replaced_and_its_job_is_the_graders_failure(fake_pool):
@@ -74,16 +76,16 @@ def test_a_worker_that_dies_is_replaced_and_its_job_is_the_graders_failure(fake_
     p = fake_pool(1)
     first = p._workers[0][0].pid
     p.run([job("dies"), job("after")], hard_limit=60, on_result=lambda j, r: results.update({j.student: r}))
-    assert results["dies"]["graded"] is False and results["dies"]["infrastructure"]["kind"] == WORKER_LOST
-    assert results["after"]["graded"] and results["after"]["pid"] != first      # a fresh worker graded it
+    assert results["dies"].graded is False and results["dies"].failure.kind is FailureKind.WORKER_LOST
+    assert results["after"].graded and results["after"].log != str(first)      # a fresh worker graded it
 
 
 def test_a_job_past_the_hard_limit_is_stopped_and_the_next_one_graded(fake_pool):
     results = {}
     fake_pool(1).run([job("hangs"), job("after")], hard_limit=0.5,
                      on_result=lambda j, r: results.update({j.student: r}))
-    assert results["hangs"]["graded"] is False and results["hangs"]["infrastructure"]["kind"] == HARD_LIMIT
-    assert results["after"]["graded"]
+    assert results["hangs"].graded is False and results["hangs"].failure.kind is FailureKind.HARD_LIMIT
+    assert results["after"].graded
 
 
 def test_a_job_asked_for_again_is_graded_again_and_stop_starts_no_more(fake_pool):
@@ -102,8 +104,8 @@ def test_a_job_asked_for_again_is_graded_again_and_stop_starts_no_more(fake_pool
 
 
 def test_failures_of_the_grader_carry_the_job_and_no_score():
-    failed = pool._failed(job("x"), WORKER_LOST, "the grading process died")
-    assert failed["graded"] is False and failed["record"] is None and failed["student"] == "x"
+    failed = GradeResult.failed(job("x"), FailureKind.WORKER_LOST, "the grading process died")
+    assert failed.graded is False and failed.record is None and failed.student == "x"
 
 
 class RecordingExecutor:
@@ -121,7 +123,8 @@ class RecordingExecutor:
             job = pending.pop(0)
             self.ran.append(pickle.loads(pickle.dumps(job)))     # a cluster ships it: plain data
             on_start(job)
-            if on_result(job, pool._failed(job, WORKER_LOST, "the cluster lost its worker")) is True:
+            result = GradeResult.failed(job, FailureKind.WORKER_LOST, "the cluster lost its worker")
+            if on_result(job, pickle.loads(pickle.dumps(result))) is True:     # and ships the result back
                 pending.append(job)
 
     def close(self):

@@ -15,7 +15,7 @@ writes, `autograded/` and `feedback/`, next to them. The steps:
 4. export the grades CSV, print the table, write the report.
 
 A failure that is not the student's (the kernel or its sandbox does not start, the setup
-cell fails before any student code ran, a grading process is lost: `result["infrastructure"]`)
+cell fails before any student code ran, a grading process is lost: `GradeResult.failure`)
 is never a score: the submission is graded again, up to `GradeOptions.retries` times (not
 after running past the hard time limit, which it would do again), and after that stays ungraded (no gradebook row, no CSV row, no done-marker), named in the
 report as one to grade again; the next run grades it. A failure that hits every
@@ -41,18 +41,18 @@ from pathlib import Path
 from course.checkout import Course
 from course.grading.commit import commit, disk_full, drop_csv_rows, record
 from course.grading.contract import (
-    GradeOptions,
-    GradeRun,
     RESULT_FORMAT,
-    SETUP_FAILED,
     ExecutorFactory,
-    RECORD_FAILED,
+    FailureKind,
+    GradeOptions,
+    GradeResult,
+    GradeRun,
     GradingStopped,
 )
 from course.grading.inert import terminal
 from course.grading.preflight import max_notebooks, register
 from course.grading.present import Progress, present
-from course.grading.resume import done_problems, expected_seconds, fingerprint, write_json
+from course.grading.resume import done_problems, expected_seconds, fingerprint, write_done
 from course.grading.sandbox.policy import make_sandbox
 from course.notebook.classdir import ClassDir
 from course.notebook.nbgrader import quiet_nbgrader_warnings
@@ -181,44 +181,44 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
             first_failures: list[str | None] = []    # per submission, in finishing order: its first attempt's failure
             stopped: list[str] = []
 
-            def on_result(job, result):
-                from course.grading.pool import HARD_LIMIT, STOP
+            def on_result(job, result: GradeResult):
+                from course.grading.pool import STOP
 
                 key = (job.student, job.assignment)
                 attempts[key] = attempts.get(key, 0) + 1
-                failure = result.get("infrastructure")
+                failure = result.failure
                 if attempts[key] == 1:
-                    first_failures.append(failure and failure["kind"])
+                    first_failures.append(failure and failure.kind)
                 if failure:
                     shutil.rmtree(job.scratch, ignore_errors=True)
-                    why = f"{failure['kind']}: {failure['detail']}"
-                    if result.get("log"):   # what nbgrader and the kernel said, for the TA, where there is room
+                    why = f"{failure.kind}: {failure.detail}"
+                    if result.log:   # what nbgrader and the kernel said, for the TA, where there is room
                         with contextlib.suppress(OSError):
-                            _write_log(by_job[id(job)][1], result["log"])
-                    if failure["kind"] == SETUP_FAILED and not any(a == job.assignment for _, a in graded):
+                            _write_log(by_job[id(job)][1], result.log)
+                    if failure.kind is FailureKind.SETUP_FAILED and not any(a == job.assignment for _, a in graded):
                         # The instructor's setup cells ran first, before any student code: every submission of
                         # this assignment would fail there (a setup that passed once may fail once: retried).
                         stopped.append(f"the setup cells fail in the sandbox, so every submission would: "
-                                       f"{failure['detail']}; {NOTHING_RECORDED}")
+                                       f"{failure.detail}; {NOTHING_RECORDED}")
                         return STOP
                     if stopped or (_same_failure(first_failures) and not graded):
                         stopped.append(f"the first {SAME_FAILURE_STOPS} submissions all failed the same way "
                                        f"before any student code could be blamed ({why}); {NOTHING_RECORDED}")
                         return STOP
                     # A job that ran past the hard limit would most likely run past it again: not retried.
-                    if attempts[key] <= options.retries and failure["kind"] != HARD_LIMIT:
+                    if attempts[key] <= options.retries and failure.kind is not FailureKind.HARD_LIMIT:
                         progress.retry(job, why)
                         return True
                     ungraded[key] = f"{why} ({attempts[key]} attempts)"
-                    progress.finished(job, result)
+                    progress.finished(job, _shown(result))
                     return None
                 ungraded.pop(key, None)
                 try:
                     _commit(class_dir, db_url, job, result, by_job[id(job)], config_dirs, options.feedback)
                 except Exception as error:  # noqa: BLE001 - recording one submission failed: never the run's end
-                    why = f"{RECORD_FAILED}: {type(error).__name__}: {error}"
+                    why = f"{FailureKind.RECORD_FAILED}: {type(error).__name__}: {error}"
                     ungraded[key] = why
-                    progress.finished(job, result)
+                    progress.finished(job, _shown(result))
                     if disk_full(error):
                         stopped.append(_disk_full_message(
                             class_dir, error, graded, f"{len(jobs) - len(graded)} are not (among them the one "
@@ -227,10 +227,10 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                     return None
                 finally:
                     shutil.rmtree(job.scratch, ignore_errors=True)
-                problems[key] = list(result["problems"])
+                problems[key] = list(result.problems)
                 graded.append(key)
-                per_job[key] = result.get("seconds") or 0.0
-                progress.finished(job, result)
+                per_job[key] = result.seconds or 0.0
+                progress.finished(job, _shown(result))
                 return None
 
             pool.run([job for job, _, _ in jobs], hard_limit, on_start=progress.started, on_result=on_result)
@@ -291,20 +291,22 @@ def unusable_folder(submitted: Path) -> str | None:
     return None
 
 
-def _commit(class_dir: Path, db_url: str, job, result: dict, saved, config_dirs, feedback: bool) -> None:
+def _commit(class_dir: Path, db_url: str, job, result: GradeResult, saved, config_dirs, feedback: bool) -> None:
     """Record one finished submission: its notebooks, feedback and grades (`commit`), then its done-marker and
     nbgrader's log, last, so that a submission whose recording failed half-way is graded again by the next run."""
     from course.grading import gradebooks
 
     digest, marker = saved
-    record = result.get("record") or gradebooks.zero_result(f"sqlite:///{job.template_db}", job.assignment)
+    record = result.record or gradebooks.zero_result(f"sqlite:///{job.template_db}", job.assignment)
     commit(class_dir, db_url, job, result, record, config_dirs, feedback)
-    if result.get("log"):   # nbgrader's own account of a failure, for the TA
-        _write_log(marker, result["log"])
-    write_json(marker, digest | {"problems": list(result["problems"]), "graded": result["graded"],
-                                  "seconds": result.get("seconds"),
-                                  "seconds_autograde": result.get("seconds_autograde"),
-                                  "seconds_feedback": result.get("seconds_feedback")})
+    if result.log:   # nbgrader's own account of a failure, for the TA
+        _write_log(marker, result.log)
+    write_done(marker, digest, result)
+
+
+def _shown(result: GradeResult) -> dict:
+    """What `present.Progress.finished` reads of a result, in the form it reads (by key)."""
+    return {"graded": result.graded, "problems": result.problems, "seconds": result.seconds}
 
 
 def _write_log(marker: Path, log: str) -> None:

@@ -7,8 +7,12 @@ import errno
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from course.notebook.classdir import ClassDir
+
+if TYPE_CHECKING:
+    from course.grading.contract import GradeResult
 
 
 def record(class_dir: Path, db_url: str, graded, problems) -> None:
@@ -42,13 +46,15 @@ def drop_csv_rows(path: Path, pairs: set[tuple[str, str]]) -> None:
         writer.writerows(kept)
 
 
-def commit(class_dir: Path, db_url: str, job, result: dict, record: dict, config_dirs, feedback: bool) -> None:
+def commit(class_dir: Path, db_url: str, job, result: GradeResult, record: dict, config_dirs, feedback: bool) -> None:
+    """Copy a finished submission's autograded notebooks and feedback into the class folder and merge `record`
+    (nbgrader's, or the zero record of one that gave none) into the gradebook."""
     from course.grading import gradebooks
 
-    replace_tree(result.get("autograded"), ClassDir(class_dir).autograded(job.student, job.assignment))
-    replace_tree(result.get("feedback"), ClassDir(class_dir).feedback(job.student, job.assignment))
+    replace_tree(result.autograded, ClassDir(class_dir).autograded(job.student, job.assignment))
+    replace_tree(result.feedback, ClassDir(class_dir).feedback(job.student, job.assignment))
     gradebooks.merge_autograde(db_url, job.assignment, job.student, record)
-    if feedback and result.get("autograded") and gradebooks.has_manual_scores(db_url, job.assignment, job.student):
+    if feedback and result.autograded and gradebooks.has_manual_scores(db_url, job.assignment, job.student):
         feedback_here(class_dir, db_url, job, config_dirs)
 
 

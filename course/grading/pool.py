@@ -6,7 +6,8 @@ job, waits, and kills a worker whose job runs past its hard limit (a kernel that
 every time limit, a hang in nbgrader itself); the killed worker's sandbox dies with it
 (bubblewrap's --die-with-parent, and every process of the worker's uids is killed), a
 fresh worker takes its place, and the job comes back as a failure of the grader's
-(`result["infrastructure"]`), never as a score; `on_result` may ask for it to be run again.
+(`GradeResult.failed`, `FailureKind.HARD_LIMIT` or `WORKER_LOST`), never as a score; `on_result` may ask for
+it to be run again.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 
-from course.grading.contract import answers_prefix
+from course.grading.contract import FailureKind, GradeResult, answers_prefix
 from course.grading.sandbox.host import remove_block_groups
 from course.grading.sandbox.policy import UIDS_PER_PROCESS, uid_block
 from course.grading.sandbox.processes import clear_uid_block, descendants
@@ -110,7 +111,7 @@ class Pool:
                 try:
                     result = conn.recv()
                 except (EOFError, OSError):
-                    result = _failed(job, WORKER_LOST, "the grading process died")
+                    result = GradeResult.failed(job, FailureKind.WORKER_LOST, "the grading process died")
                     self._replace(slot)
                 dispatch(slot)      # the worker grades the next one while on_result files this one
                 filed(job, result)
@@ -119,7 +120,8 @@ class Pool:
                 if now - started > hard_limit:
                     busy.pop(slot)
                     self._replace(slot)
-                    filed(job, _failed(job, HARD_LIMIT, f"grading took longer than {hard_limit:.0f} s and was stopped"))
+                    filed(job, GradeResult.failed(job, FailureKind.HARD_LIMIT,
+                                                  f"grading took longer than {hard_limit:.0f} s and was stopped"))
 
     def _replace(self, slot: int) -> None:
         proc, conn = self._workers.pop(slot)
@@ -174,14 +176,6 @@ def clear_worker(pid: int) -> None:
 
 
 STOP = "stop"                       # on_result's answer: start no more jobs
-WORKER_LOST = "worker-lost"         # kinds of the grader's failures this module reports
-HARD_LIMIT = "hard-limit"
-
-
-def _failed(job, kind: str, why: str) -> dict:
-    return {"assignment": job.assignment, "student": job.student, "scratch": job.scratch, "graded": False,
-            "problems": [], "autograded": None, "feedback": None, "record": None, "seconds": None,
-            "infrastructure": {"kind": kind, "detail": why}}
 
 
 def default_jobs() -> int:

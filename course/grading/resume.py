@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from course.checkout import Course
-from course.grading.contract import Problem
+from course.grading.contract import GradeResult, Problem
 
 
 def fingerprint(folder: Path) -> str:
@@ -40,6 +40,12 @@ def done_problems(marker: Path, digest: dict) -> list[Problem] | None:
         return [Problem.from_json(p) for p in saved["problems"]]
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def write_done(marker: Path, digest: dict, result: GradeResult) -> None:
+    """Note a recorded submission as done: its `digest` (what was graded, in which `RESULT_FORMAT`) and what
+    a done-marker keeps of its result (`GradeResult.stored`)."""
+    write_json(marker, digest | result.stored())
 
 
 def write_json(path: Path, data: dict) -> None:

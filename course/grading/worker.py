@@ -8,13 +8,12 @@ class's real files. nbgrader's own Autograde and GenerateFeedback run in this pr
 (importing nbgrader once per worker, not once per submission), with `GuardedExecute`
 in place of nbgrader's Execute and the course's feedback (`course.plugins.feedback.configure`).
 
-The result is plain data (scores as nbgrader recorded them, the problems found, timings),
-sent back to the parent, which alone writes the real gradebook.
+The result is a `course.grading.contract.GradeResult`, plain data (scores as nbgrader recorded them,
+the problems found, timings), sent back to the parent, which alone writes the real gradebook.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import time
@@ -25,16 +24,15 @@ from course.grading import gradebooks
 from course.grading.active_content import given_markdown, make_inert_folder
 from course.grading.contract import (
     EVENTS_FILE,
-    GRADER_ERROR,
-    INFRASTRUCTURE_KINDS,
-    KERNEL_START,
-    LEFT_RUNNING,
-    OUTPUT_DROPPED,
-    PROCESSES_STOPPED,
     SCRATCH_STUDENT,
+    Event,
+    EventKind,
+    FailureKind,
+    GradeResult,
     Job,
+    Problem,
     ProblemKind,
-    printable_result,
+    read_events,
 )
 from course.grading.present import (
     feedback_held_back,
@@ -71,108 +69,111 @@ def load_config(config_dirs):
     return config
 
 
-def grade_submission(job: Job) -> dict:
+def grade_submission(job: Job) -> GradeResult:
     """Autograde one submission (see `_grade`); its texts made safe to write anywhere."""
-    return printable_result(_grade(job))
+    return _grade(job).printable()
 
 
-def _grade(job: Job) -> dict:
+def _grade(job: Job) -> GradeResult:
     """Autograde one submission and write its feedback; never raises.
 
     A failure that is not the student's (see `course.grading.execute.InfrastructureFailure`, and
-    any error of the grading code itself) gives no record at all: `result["infrastructure"]`
-    says what happened, and the parent grades the submission again.
+    any error of the grading code itself) gives no record at all: `GradeResult.failure` says what
+    happened, and the parent grades the submission again.
     """
     started = time.perf_counter()
     scratch = Path(job.scratch)
     run = None
-    result = {"assignment": job.assignment, "student": job.student, "scratch": job.scratch,
-              "graded": False, "problems": [], "autograded": None, "feedback": None, "infrastructure": None}
+    problems: list[Problem] = []
+    timings: dict[str, float] = {}      # seconds_autograde, seconds_feedback, as far as it got
     try:
         left_out, invalid = prepare(job, scratch)
         if left_out:
-            result["problems"].append(files_left_out(left_out))
-        result["problems"] += invalid
+            problems.append(files_left_out(left_out))
+        problems += invalid
         submitted = ClassDir(scratch).submitted(SCRATCH_STUDENT, job.assignment)
-        result["problems"] += submission_problems(submitted, job.template_db, job.assignment, Path(job.submission))
+        problems += submission_problems(submitted, job.template_db, job.assignment, Path(job.submission))
         put_back_locked_cells(submitted, Path(job.source), job.template_db, job.assignment)
         api = _api(job, scratch)
         run = _autograde(api, job, scratch)
-        if not run["success"] and not _events(scratch, INFRASTRUCTURE_KINDS):
+        events = _events(scratch)
+        if not run["success"] and not any(e.failure for e in events):
             # nbgrader refuses a whole notebook over one bad cell (a duplicated grade id, edited
             # metadata): take the grading marks off such cells and let it grade the rest.
             repaired = repair(submitted, job.template_db, job.assignment)
             if repaired:
                 first = run
                 run = _autograde(api, job, scratch)
+                events = _events(scratch)
                 if run["success"]:
-                    result["problems"].append(graded_after_repair(first, repaired))
-        failures = _events(scratch, INFRASTRUCTURE_KINDS)
-        if failures:
-            log = _kernel_log(scratch) if failures[0]["kind"] == KERNEL_START else ""
+                    problems.append(graded_after_repair(first, repaired))
+        failure = next((e for e in events if e.failure), None)
+        if failure is not None:
+            log = _kernel_log(scratch) if failure.kind is FailureKind.KERNEL_START else ""
             said = f"; the kernel said: {_last_line(log)}" if log.strip() else ""
-            result["infrastructure"] = {"kind": failures[0]["kind"],
-                                        "detail": f"{failures[0]['notebook']}.ipynb: {failures[0]['detail']}{said}"}
-            result["record"] = None
-            result["log"] = _failure_log(run, scratch)
-            result["seconds"] = round(time.perf_counter() - started, 2)
-            return result
-        result["problems"] += left_running_problems(_events(scratch, (LEFT_RUNNING,)))
-        result["seconds_autograde"] = round(time.perf_counter() - started, 2)
+            return GradeResult.failed(job, failure.kind, f"{failure.notebook}.ipynb: {failure.detail}{said}",
+                                      problems=problems, log=_failure_log(run, scratch), seconds=_since(started))
+        problems += left_running_problems([e.to_json() for e in events if e.kind is EventKind.LEFT_RUNNING])
+        timings["seconds_autograde"] = _since(started)
         db_url = gradebook_url(scratch)
         autograded = ClassDir(scratch).autograded(SCRATCH_STUDENT, job.assignment)
         notebooks = sorted(autograded.glob("*.ipynb")) if autograded.is_dir() else []
-        if run["success"] and notebooks:
-            result["record"] = gradebooks.autograde_result(db_url, job.assignment, SCRATCH_STUDENT)
-            result["graded"] = True
+        graded = bool(run["success"] and notebooks)
+        if graded:
+            record = gradebooks.autograde_result(db_url, job.assignment, SCRATCH_STUDENT)
         else:
-            result["record"] = gradebooks.zero_result(db_url, job.assignment)
+            record = gradebooks.zero_result(db_url, job.assignment)
             if autograded.exists():
                 shutil.rmtree(autograded)
-        explained = any(p.kind is ProblemKind.UNGRADABLE for p in result["problems"])
-        result["problems"] += run_problems(run, autograded if result["graded"] else None, explained,
-                                           _events(scratch, (OUTPUT_DROPPED, PROCESSES_STOPPED)))
-        if result["graded"]:
+        explained = any(p.kind is ProblemKind.UNGRADABLE for p in problems)
+        problems += run_problems(run, autograded if graded else None, explained,
+                                 [e.to_json() for e in events if e.kind in (EventKind.OUTPUT_DROPPED,
+                                                                            EventKind.PROCESSES_STOPPED)])
+        feedback = None
+        if graded:
             strip_links(autograded)
             # Before anything renders it: the notebook TAs open in formgrader, and the feedback made from it.
             make_inert_folder(autograded, given_markdown(Path(job.source)))
-            result["autograded"] = str(autograded)
-            if job.feedback and any(p.kind is ProblemKind.TAMPERING for p in result["problems"]):
+            if job.feedback and any(p.kind is ProblemKind.TAMPERING for p in problems):
                 # Output of such cells may carry the hidden tests in a disguise that the
                 # feedback's redaction cannot recognise: a TA releases it after a look.
-                result["problems"].append(feedback_held_back())
+                problems.append(feedback_held_back())
             elif job.feedback:
                 fb_started = time.perf_counter()
                 fb = api.generate_feedback(job.assignment, SCRATCH_STUDENT, force=True)
-                feedback = ClassDir(scratch).feedback(SCRATCH_STUDENT, job.assignment)
-                if fb["success"] and feedback.is_dir():
-                    result["feedback"] = str(feedback)
+                folder = ClassDir(scratch).feedback(SCRATCH_STUDENT, job.assignment)
+                if fb["success"] and folder.is_dir():
+                    feedback = str(folder)
                 else:
-                    result["problems"].append(feedback_not_written(_exception_line(fb.get("log") or "",
-                                                                                   fb.get("error") or "")))
-                result["seconds_feedback"] = round(time.perf_counter() - fb_started, 2)
+                    problems.append(feedback_not_written(_exception_line(fb.get("log") or "", fb.get("error") or "")))
+                timings["seconds_feedback"] = _since(fb_started)
+        log = "" if run.get("success") else _failure_log(run, scratch)
+        return GradeResult.scored(job, graded=graded, record=record, problems=problems,
+                                  autograded=str(autograded) if graded else None, feedback=feedback, log=log,
+                                  seconds=_since(started), **timings)
     except Exception as error:  # noqa: BLE001 - the grader's own failure: never the student's zero
-        result.update(graded=False, record=None, autograded=None, feedback=None,
-                      infrastructure={"kind": GRADER_ERROR, "detail": f"{type(error).__name__}: {error}"})
-        result["log"] = traceback.format_exc()
-    if run is not None and not run.get("success"):
-        result["log"] = _failure_log(run, scratch) + result.get("log", "")
-    result["seconds"] = round(time.perf_counter() - started, 2)
-    return result
+        log = traceback.format_exc()
+        if run is not None and not run.get("success"):
+            log = _failure_log(run, scratch) + log
+        return GradeResult.failed(job, FailureKind.GRADER_ERROR, f"{type(error).__name__}: {error}",
+                                  problems=problems, log=log, seconds=_since(started), **timings)
+
+
+def _since(started: float) -> float:
+    return round(time.perf_counter() - started, 2)
 
 
 def _autograde(api, job: Job, scratch: Path) -> dict:
-    """nbgrader's autograde, with the events of this run only (course.grading.execute.EVENTS_FILE)."""
+    """nbgrader's autograde, with the events of this run only (`contract.EVENTS_FILE`: see `_events`)."""
     events = scratch / "kernel" / EVENTS_FILE
     events.parent.mkdir(parents=True, exist_ok=True)
     events.unlink(missing_ok=True)
     return api.autograde(job.assignment, SCRATCH_STUDENT, force=True, create=True)
 
 
-def _events(scratch: Path, kinds) -> list[dict]:
-    path = scratch / "kernel" / EVENTS_FILE
-    lines = path.read_text().splitlines() if path.is_file() else []
-    return [e for e in map(json.loads, lines) if e.get("kind") in kinds]
+def _events(scratch: Path) -> list[Event]:
+    """What the guarded executor wrote of the last autograde run, read once."""
+    return read_events(scratch / "kernel" / EVENTS_FILE)
 
 
 def _kernel_log(scratch: Path) -> str:
