@@ -9,11 +9,12 @@ import json
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Callable, NamedTuple, Protocol
-
-from nbformat.notebooknode import NotebookNode
+from typing import TYPE_CHECKING, Callable, NamedTuple, Protocol
 
 from course.grading.sandbox.policy import Limits
+
+if TYPE_CHECKING:
+    from nbformat.notebooknode import NotebookNode
 
 # -- the class folder -------------------------------------------------------------------------------
 
@@ -387,5 +388,8 @@ def answers_prefix(worker: int) -> str:
 
 
 def error_output(ename: str, evalue: str) -> NotebookNode:
+    # Imported here: a process that only unpickles a result need not import nbformat (half a second).
+    from nbformat.notebooknode import NotebookNode
+
     return NotebookNode(output_type="error", ename=ename, evalue=evalue,
                         traceback=[f"\x1b[0;31m{ename}\x1b[0m: {evalue}"])
