@@ -7,7 +7,7 @@ model the way an exercise asks (the tests call the student's functions for that)
     path = scratch_file("weights.pt")                 # in a folder deleted when Python exits
     state = load_weights_only(path, "the file save_weights wrote")
     check_same_state(state, model.state_dict(), "the saved state_dict")
-    moves = record_moves(model)                       # model.to("cpu") appends device('cpu')
+    moves = moves_of(model, load_weights, model, path, "cpu")   # [device('cpu')] when it called model.to("cpu")
     on_cpu_only_machine("load_weights of a GPU checkpoint", load_weights, model, gpu_file, "cpu")
     ran = payload_runs(model.state_dict(), load_weights, model, TRAP, "cpu")
     result, gpu_states = spy_cuda_rng(load_checkpoint, path, model, optimizer, scheduler, "cpu")
@@ -213,43 +213,39 @@ def spy_cuda_rng(fn, *args) -> tuple:
                     if index == 0 and isinstance(state, torch.Tensor)]
 
 
-class _RecordsMoves:
-    """Mixed into a module's class: every `.to(...)`, `.cuda()` and `.cpu()` is noted in `moves`."""
+@asks_notebook
+def moves_of(model, fn, *args) -> list:
+    """`fn(*args)`, noting each device `model` itself is asked to move to (`.to(...)`, `.cuda()`, `.cpu()`, under
+    any name: helpers/patching.py), in order; returns the list of `torch.device`s.
 
-    def to(self, *args, **kwargs):
-        device = torch._C._nn._parse_to(*args, **kwargs)[0]
-        if device is not None:
-            self.moves.append(torch.device(device))
-        return super().to(*args, **kwargs)
-
-    def cuda(self, device=None):
-        self.moves.append(torch.device("cuda", device) if isinstance(device, int) else torch.device(device or "cuda"))
-        return super().cuda(device)
-
-    def cpu(self):
-        self.moves.append(torch.device("cpu"))
-        return super().cpu()
-
-
-class MovesRecorded(_RecordsMoves, nn.Sequential):
-    """An `nn.Sequential` that notes every device it is asked to move to (its state_dict is unchanged)."""
-
-
-def record_moves(model: nn.Sequential) -> list:
-    """Turn `model`, an `nn.Sequential`, into a `MovesRecorded` in place; returns its list of moves.
-
-    On a CPU a model asked to move to "cpu" stays where it is, so only the request shows that a
-    function would also have moved it to a GPU: the list holds one `torch.device` per request.
+    On a CPU a model asked to move to "cpu" stays where it is, so only the request shows that a function would
+    also have moved it to a GPU.
     """
-    if type(model) is not nn.Sequential:
-        raise TypeError(f"record_moves needs an nn.Sequential, got {type(model).__name__}")
-    model.__class__ = MovesRecorded
-    model.moves = []
-    return model.moves
+    moves: list = []
+
+    def to(original, module, *a, **k):
+        device = torch._C._nn._parse_to(*a, **k)[0]
+        if module is model and device is not None:
+            moves.append(torch.device(device))
+        return original(module, *a, **k)
+
+    def cuda(original, module, device=None):
+        if module is model:
+            moves.append(torch.device("cuda", device) if isinstance(device, int) else torch.device(device or "cuda"))
+        return original(module, device)
+
+    def cpu(original, module):
+        if module is model:
+            moves.append(torch.device("cpu"))
+        return original(module)
+
+    with replaced(nn.Module.to, to), replaced(nn.Module.cuda, cuda), replaced(nn.Module.cpu, cpu):
+        fn(*args)
+    return moves
 
 
 def check_moved(moves: list, device, what: str) -> None:
-    """The last move recorded by `record_moves` was to `device`."""
+    """The last move `moves_of` noted was to `device`."""
     expected = torch.device(device)
     got = moves[-1] if moves else "no move (the model stays where it was: call model.to(device))"
     if got != expected:

@@ -221,19 +221,18 @@ class SavedActivations:
 
 
 class _GraphOps(TorchFunctionMode):
-    """Counts the torch operations that run with gradient tracking on and an input that requires grad: each
-    one adds to an autograd graph (and saves what its backward needs)."""
+    """Counts the torch operations whose result joins an autograd graph (a tensor with a `grad_fn`): each one
+    keeps what its backward needs. Reading an attribute (`.data`, `.shape`) or copying a leaf makes none."""
 
     def __init__(self):
         super().__init__()
         self.count = 0
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if torch.is_grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad
-                                           for t in pytree.tree_leaves((args, kwargs))):
+        out = func(*args, **(kwargs or {}))
+        if any(isinstance(t, torch.Tensor) and t.grad_fn is not None for t in pytree.tree_leaves(out)):
             self.count += 1
-        return func(*args, **kwargs)
+        return out
 
 
 @asks_notebook

@@ -9,7 +9,7 @@ from torch import nn
 from helpers.checkpoints import save_as_if_on_cuda
 from helpers.probes_serialization import (
     check_moved, check_moved_before_optimizer, check_same_state, TRAP, cpu_only_machine, load_weights_only,
-    payload_runs, record_moves, restore_order, rng_state_devices, scratch_file)
+    moves_of, payload_runs, restore_order, rng_state_devices, scratch_file)
 
 
 def test_scratch_files_share_one_existing_folder():
@@ -118,24 +118,26 @@ def test_payload_runs_where_the_test_runs():
     assert asked == []
 
 
-def test_record_moves_notes_every_request_and_keeps_the_model():
+def test_moves_of_notes_every_request_of_that_model_and_keeps_it():
     model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
     state = {k: v.clone() for k, v in model.state_dict().items()}
-    moves = record_moves(model)
-    assert moves == [] and isinstance(model, nn.Sequential)
-    assert model.to("cpu") is model
-    model.to(device=torch.device("cpu"), non_blocking=True)
-    model.to(torch.float32)                                          # no device: not a move
-    model.cpu()
+    move = nn.Module.to                                             # a name taken earlier sees it too
+
+    def requests(m):
+        assert m.to("cpu") is m
+        move(m, device=torch.device("cpu"), non_blocking=True)
+        m.to(torch.float32)                                          # no device: not a move
+        m[0].to("cpu")                                               # another module: not this model's move
+        m.cpu()
+
+    moves = moves_of(model, requests, model)
     assert moves == [torch.device("cpu")] * 3
     check_same_state(model.state_dict(), state, "the probed model's state_dict")
     check_moved(moves, "cpu", "f")
     with pytest.raises(AssertionError, match="by f: expected cpu, got no move"):
-        check_moved([], "cpu", "f")
+        check_moved(moves_of(model, lambda m: None, model), "cpu", "f")
     with pytest.raises(AssertionError, match="expected cuda, got cpu"):
         check_moved(moves, "cuda", "f")
-    with pytest.raises(TypeError):
-        record_moves(nn.Linear(2, 2))
 
 
 def _loader(optimizer_first: bool, through_cpu: bool):
@@ -206,7 +208,7 @@ def test_every_probe_that_calls_the_students_function_asks_the_notebooks_process
     # Run in the judge instead, the student's function is called remotely and none of the probe's patches
     # (torch.load, torch.set_rng_state, torch.cuda.*) reaches it: the probe then reads what it did not see.
     import helpers.probes_serialization as probes
-    for name in ("on_cpu_only_machine", "spy_cuda_rng", "restore_order", "rng_state_devices"):
+    for name in ("on_cpu_only_machine", "spy_cuda_rng", "restore_order", "rng_state_devices", "moves_of"):
         assert hasattr(getattr(probes, name), "__wrapped__"), f"{name} is not marked @asks_notebook"
 
 

@@ -362,4 +362,11 @@ def test_graph_ops_during_counts_graph_building_that_the_functions_own_hooks_wou
     assert graph_ops_during(hidden, model, x) >= 3
     assert graph_ops_during(lambda m, x: m(x), model, x) >= 3
     assert graph_ops_during(right, model, x) == 0
+
+    def on_a_copy(model, x):                    # a deep copy of the parameters joins no graph
+        import copy
+        with torch.no_grad():
+            return copy.deepcopy(model).eval()(x).argmax(1)
+
+    assert graph_ops_during(on_a_copy, model, x) == 0
     assert graph_ops_during(lambda m, x: torch.inference_mode()(m)(x), model, x) == 0
