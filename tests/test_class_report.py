@@ -30,7 +30,7 @@ from course.grading.class_report.html import page, write_report
 from course.grading.gradebooks import REPORT_COMMENT, quick_schema_stamp
 from course.notebook.classdir import ClassDir
 from course.grading.contract import Problem, ProblemKind
-from course.grading.present import TAMPERING
+from course.grading.diagnose import TAMPERING
 
 # nbgrader's add_submission warns through SQLAlchemy on every submission made by hand.
 pytestmark = pytest.mark.filterwarnings("ignore:Object of type:Warning")

@@ -1,4 +1,5 @@
-"""What `course grade` reports of a submission, read from its autograded notebook (course.grading.present.run_problems),
+"""What `course grade` reports of a submission, read from its autograded notebook
+(course.grading.diagnose.run_problems),
 on notebooks made here: one line per problem, in today's words (the report's lines are matched by TAs and by
 fixtures/bad_submissions/), and none for a wrong answer, which the score already shows."""
 
@@ -14,7 +15,7 @@ from course.grading.contract import (
     PROCESSES_STOPPED,
     ProblemKind,
 )
-from course.grading.present import run_problems
+from course.grading.diagnose import run_problems
 
 
 def _cell(error=None, grade_id=None, test=False, text=None):

@@ -25,7 +25,7 @@ from course.grading.batch import grade
 from course.grading.contract import GradeOptions
 from course.grading.gradebooks import cell_scores
 from course.notebook.nbgrader import submit
-from course.grading.present import TAMPERING
+from course.grading.diagnose import TAMPERING
 from course.grading.sandbox.policy import Limits
 from course.fixtures import reference_answers, with_answers
 

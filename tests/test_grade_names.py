@@ -17,7 +17,7 @@ from course.grading import batch, commit
 from course.grading.batch import grade
 from course.grading.contract import RECORD_FAILED, GradeOptions, GradingStopped
 from course.grading.inert import spreadsheet
-from course.grading.present import timestamp_left_out
+from course.grading.diagnose import timestamp_left_out
 from course.notebook.classdir import ClassDir
 from course.grading.gradebooks import cell_scores
 

@@ -210,7 +210,7 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                         progress.retry(job, why)
                         return True
                     ungraded[key] = f"{why} ({attempts[key]} attempts)"
-                    progress.finished(job, _shown(result))
+                    progress.finished(job, False, len(result.problems), result.seconds)
                     return None
                 ungraded.pop(key, None)
                 try:
@@ -218,7 +218,7 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                 except Exception as error:  # noqa: BLE001 - recording one submission failed: never the run's end
                     why = f"{FailureKind.RECORD_FAILED}: {type(error).__name__}: {error}"
                     ungraded[key] = why
-                    progress.finished(job, _shown(result))
+                    progress.finished(job, False, len(result.problems), result.seconds)
                     if disk_full(error):
                         stopped.append(_disk_full_message(
                             class_dir, error, graded, f"{len(jobs) - len(graded)} are not (among them the one "
@@ -230,7 +230,7 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                 problems[key] = list(result.problems)
                 graded.append(key)
                 per_job[key] = result.seconds or 0.0
-                progress.finished(job, _shown(result))
+                progress.finished(job, result.graded, len(result.problems), result.seconds)
                 return None
 
             pool.run([job for job, _, _ in jobs], hard_limit, on_start=progress.started, on_result=on_result)
@@ -302,11 +302,6 @@ def _commit(class_dir: Path, db_url: str, job, result: GradeResult, saved, confi
     if result.log:   # nbgrader's own account of a failure, for the TA
         _write_log(marker, result.log)
     write_done(marker, digest, result)
-
-
-def _shown(result: GradeResult) -> dict:
-    """What `present.Progress.finished` reads of a result, in the form it reads (by key)."""
-    return {"graded": result.graded, "problems": result.problems, "seconds": result.seconds}
 
 
 def _write_log(marker: Path, log: str) -> None:

@@ -156,7 +156,7 @@ def prepare(job: Job, scratch: Path) -> tuple[int, list[Problem]]:
     of it could break what runs before their code (a module a library imports, an unreadable file,
     tens of thousands of files). Returns how many other files were left out, and the problems of
     notebooks that are not valid (see `sanitize`) and of a timestamp nbgrader cannot read."""
-    from course.grading.present import timestamp_left_out
+    from course.grading.diagnose import timestamp_left_out
 
     if scratch.exists():
         shutil.rmtree(scratch)
@@ -230,7 +230,7 @@ def sanitize(path: Path) -> list[Problem]:
     import nbformat
     from nbgrader.nbgraderformat import MetadataValidator
 
-    from course.grading.present import invalid_marks_taken_off, not_a_valid_notebook
+    from course.grading.diagnose import invalid_marks_taken_off, not_a_valid_notebook
 
     where = path.name
     try:

@@ -34,7 +34,7 @@ from course.grading.contract import (
     ProblemKind,
     read_events,
 )
-from course.grading.present import (
+from course.grading.diagnose import (
     feedback_held_back,
     feedback_not_written,
     files_left_out,
