@@ -23,11 +23,11 @@ c.ClearSolutions.code_stub = {
 
 # How notebooks run (timeouts, PyTorch warnings on stderr, output limits) is written once, in
 # release/nbgrader_config.py, where a student's JupyterLab Validate finds it too.
-from course.plugins.nbgrader import configure, student_config  # noqa: E402
+from course.plugins.rules import configure, student_config  # noqa: E402
 
 load_subconfig(str(student_config(__file__)))  # noqa: F821 (provided by traitlets)
 
 # nbgrader generate_assignment fills the placeholders as `course build` does; generate_feedback
 # hides hidden tests and holds back flagged notebooks as `course grade` does; formgrader's
-# Autograde button refuses, pointing to `course grade` (see course/plugins/nbgrader.py).
+# Autograde button refuses, pointing to `course grade` (see course/plugins/rules.py).
 configure(c, __file__)

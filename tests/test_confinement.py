@@ -24,7 +24,7 @@ from grading_support import COURSE
 from course.grading.gradebooks import cell_scores
 from course.grading.batch import grade
 from course.grading.contract import GradeOptions
-from course.notebook.nbgrader import submit
+from course.notebook.nbgrader_runs import submit
 from course.grading.sandbox.policy import Limits
 from course.grading.sandbox.host import control_groups, remove_groups
 from course.fixtures import reference_answers, with_answers
@@ -234,7 +234,7 @@ def _kernel(tmp_path, limits: Limits, cells: list[str]):
     import nbformat.v4 as v4
     from nbclient import NotebookClient
 
-    from course.grading.sandbox.kernel import kernel_manager_for
+    from course.grading.sandbox.kernel_manager import kernel_manager_for
     from course.grading.sandbox.policy import make_sandbox
 
     sandbox, _ = make_sandbox([COURSE.root], limits, allow_unsandboxed=False)

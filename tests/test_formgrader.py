@@ -25,7 +25,7 @@ from course.grading import gradebooks
 from course.grading.contract import Problem, ProblemKind
 from course.tools.demo import write_class_files
 from course.plugins.feedback import HELD_BACK
-from course.plugins.nbgrader import AUTOGRADE_REFUSED
+from course.plugins.rules import AUTOGRADE_REFUSED
 from course.checkout import Course
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -205,7 +205,7 @@ def test_the_demo_says_what_to_do_where_bubblewrap_cannot_be_had(tmp_path, monke
 
 
 def test_the_course_config_finds_its_checkout_from_a_copy_too(tmp_path):
-    from course.plugins.nbgrader import checkout, student_config
+    from course.plugins.rules import checkout, student_config
 
     assert checkout(ROOT / "nbgrader_config.py") == ROOT
     copy = tmp_path / "nbgrader_config.py"      # a scratch course's copy (course build, the tests)

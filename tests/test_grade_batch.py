@@ -24,7 +24,7 @@ from course.notebook import cells
 from course.grading.batch import grade
 from course.grading.contract import GradeOptions
 from course.grading.gradebooks import cell_scores
-from course.notebook.nbgrader import submit
+from course.notebook.nbgrader_runs import submit
 from course.grading.diagnose import TAMPERING
 from course.grading.sandbox.policy import Limits
 from course.fixtures import reference_answers, with_answers

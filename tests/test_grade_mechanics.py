@@ -21,7 +21,7 @@ from course.grading.gradebooks import cell_scores
 from course.grading.batch import grade
 from course.grading.contract import GradeOptions
 from course.notebook.classdir import ClassDir
-from course.notebook.nbgrader import submit
+from course.notebook.nbgrader_runs import submit
 from course.checkout import Course
 from course.grading.sandbox.policy import Limits, kernel_readonly_paths, make_sandbox
 from course.fixtures import with_answers

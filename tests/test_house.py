@@ -79,3 +79,15 @@ def test_no_product_code_reads_the_tests_folder():
                     or any(name.split(".")[0] == "grading_support" for name in imported):
                 readers.append(f"{name}:{node.lineno}")
     assert not readers, readers
+
+
+def test_no_two_modules_or_packages_share_a_name():
+    """Issue 40: two `nbgrader.py` modules, and `kernel` both a package and a module, made a reader ask which."""
+    seen: dict[str, list[str]] = {}
+    for path in COURSE.rglob("*"):
+        if "__pycache__" in path.parts or path.name == "__init__.py":
+            continue
+        if path.suffix == ".py" or (path.is_dir() and (path / "__init__.py").exists()):
+            seen.setdefault(path.stem, []).append(str(path.relative_to(COURSE)))
+    shared = {name: paths for name, paths in seen.items() if len(paths) > 1}
+    assert not shared, shared

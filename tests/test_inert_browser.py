@@ -33,7 +33,7 @@ from course.fixtures import with_answers
 from course.grading.batch import grade
 from course.grading.contract import GradeOptions
 from course.notebook.classdir import ClassDir
-from course.notebook.nbgrader import submit
+from course.notebook.nbgrader_runs import submit
 from course.tools.demo import CLASS_CONFIG
 from test_browser import ROOT, TOKEN, jupyter_lab
 from test_formgrader_browser import ARTIFACTS as formgrader_artifacts

@@ -1,4 +1,4 @@
-"""course.grading.sandbox.kernel.CappedKernelClient: a kernel cannot make the TA's process read a huge message."""
+"""sandbox.kernel_manager.CappedKernelClient: a kernel cannot make the TA's process read a huge message."""
 
 import asyncio
 import resource
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from course.grading.sandbox.kernel import MAX_KERNEL_MESSAGE, kernel_manager_for
+from course.grading.sandbox.kernel_manager import MAX_KERNEL_MESSAGE, kernel_manager_for
 from course.grading.sandbox.policy import Sandbox
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]

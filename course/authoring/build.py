@@ -8,7 +8,7 @@ from pathlib import Path
 from course.authoring.reference import build_reference
 from course.authoring.selfcheck_data import data_path, visible_tests_json
 from course.checkout import Course
-from course.notebook.nbgrader import generate_release, scratch_course
+from course.notebook.nbgrader_runs import generate_release, scratch_course
 
 
 def build(course: Course, assignments: list[str], say=print) -> dict[str, float]:

@@ -13,7 +13,7 @@ from course.authoring.template import template_problems
 from course.authoring.timing import length_problems, timing
 from course.checkout import Course
 from course.notebook import cells
-from course.notebook.nbgrader import generate_release, scratch_course
+from course.notebook.nbgrader_runs import generate_release, scratch_course
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,7 @@ from course.grading.judged_cells import QUIET_TIMEOUT, JudgedCells, byte_size
 from course.grading.kernel.snippets import FREE_FAILED_FRAMES, REAP
 from course.grading.output_form import mend
 from course.grading.sandbox.host import oom_kills, release_folder
-from course.grading.sandbox.kernel import kernel_manager_for
+from course.grading.sandbox.kernel_manager import kernel_manager_for
 from course.grading.sandbox.policy import Sandbox
 from course.grading.sandbox.processes import kill_strays, stray_processes
 from course.grading.kernel.loading import load_code

@@ -37,7 +37,7 @@ def _worker_main(fd: int, slot: int, threads: int) -> None:
 
     private_mounts()    # first, while this process has one thread: the kernels' socket folders get capped
     from course.grading.worker import grade_submission
-    from course.notebook.nbgrader import quiet_nbgrader_warnings
+    from course.notebook.nbgrader_runs import quiet_nbgrader_warnings
 
     quiet_nbgrader_warnings()
     # Import now what the first job needs (seconds), while the parent prepares the jobs. Not torch: the tests

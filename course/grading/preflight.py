@@ -17,7 +17,7 @@ def register(course: Course, assignment: str, scratch: Path, db_url: str, config
     from nbgrader.coursedir import CourseDirectory
 
     from course.grading.worker import load_config
-    from course.notebook.nbgrader import NbgraderError, scratch_course
+    from course.notebook.nbgrader_runs import NbgraderError, scratch_course
 
     scratch_course(course, [assignment], scratch)     # source/ with the course's placeholders filled in
     config = load_config(config_dirs)
