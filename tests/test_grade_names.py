@@ -27,8 +27,10 @@ CORRECT = "def double(x):\n    return 2 * x"
 
 # Folder names a TA receives from an LMS export: glob characters nbgrader would read as a pattern, a legal
 # 255-byte name, dots, spaces, other alphabets, a leading dash, markup and a terminal escape.
-NAMES = ["ann[1]", "b*?", "." + "é" * 127, "x.y z", "Ω mañana 学生", "-rf", "<img src=x onerror=alert(1)>", "e\x1b[2J",
-         "zed,,,,1.0,0.0,1.0,1.0\nmini,,,bob", '=HYPERLINK("pwned.invalid","open")']
+NAMES = ["ann[1]", "b*?", "." + "é" * 127, "x.y z", "Ω mañana 学生", "-rf", "O'Brien & Sons", "e\x1b[2J",
+         "zed,,,,1.0,0.0,1.0,1.0\nmini,,,bob", "=HYPERLINK(pwned.invalid)"]
+# Names that formgrader would run as markup (its templates write an id unescaped, in HTML and a JavaScript string).
+MARKUP_NAMES = ["<img src=x onerror=alert(1)>", 'x";alert(1);"']
 
 
 @pytest.fixture
@@ -47,9 +49,15 @@ def test_any_folder_name_grades_or_is_named_not_graded(course_and_class):
     # Not UTF-8 (a Latin-1 name unzipped on Linux): the gradebook cannot hold it.
     latin1 = os.fsdecode(b"m\xfcller")
     shutil.copytree(ClassDir(class_dir).submitted("ann[1]"), ClassDir(class_dir).submitted(latin1))
+    for name in MARKUP_NAMES:
+        hand_in(class_dir, course, name, CORRECT)
+    # A file inside a folder, named in another encoding (a Windows zip unpacked here): left out like any other.
+    (ClassDir(class_dir).submitted("x.y z", MINI) / os.fsdecode(b"r\xe9sum\xe9.png")).write_bytes(b"png")
     run = grade(course, class_dir, [MINI], GradeOptions(jobs=2), **QUIET)
     assert _scores(class_dir) == {name: 1.0 for name in NAMES}, run.report
-    assert set(run.ungraded) == {(latin1, MINI)} and "not UTF-8" in run.ungraded[(latin1, MINI)]
+    assert set(run.ungraded) == {(latin1, MINI), *((name, MINI) for name in MARKUP_NAMES)}
+    assert "not UTF-8" in run.ungraded[(latin1, MINI)]
+    assert all("formgrader" in run.ungraded[(name, MINI)] for name in MARKUP_NAMES)
     for name in NAMES:
         assert (ClassDir(class_dir).autograded(name, MINI) / f"{MINI}.ipynb").is_file()
         assert ClassDir(class_dir).done_marker(name, MINI).is_file()

@@ -55,7 +55,7 @@ from course.grading.present import Progress, present
 from course.grading.resume import done_problems, expected_seconds, fingerprint, write_done
 from course.grading.sandbox.policy import make_sandbox
 from course.notebook.classdir import ClassDir
-from course.notebook.nbgrader import quiet_nbgrader_warnings
+from course.notebook.nbgrader_runs import quiet_nbgrader_warnings
 
 # The run stops when the first this many submissions all failed the same grader's way.
 SAME_FAILURE_STOPS = 3
@@ -150,8 +150,12 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
                 ungraded[(student, assignment)] = unusable
                 continue
             submitted = ClassDir(class_dir).submitted(student, assignment)
-            digest = {"submission": fingerprint(submitted), "definition": definitions[assignment],
-                      "format": RESULT_FORMAT}
+            try:
+                digest = {"submission": fingerprint(submitted), "definition": definitions[assignment],
+                          "format": RESULT_FORMAT}
+            except OSError as error:    # a folder that changes or breaks while it is read: this one's, never the run's
+                ungraded[(student, assignment)] = f"not graded: its folder could not be read ({type(error).__name__})"
+                continue
             marker = ClassDir(class_dir).done_marker(student, assignment)
             stored = done_problems(marker, digest) if not options.force else None
             if stored is not None:
@@ -268,15 +272,24 @@ def _grade(course: Course, class_dir: Path, assignments: list[str], options: Gra
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# What nbgrader's formgrader writes into its pages unescaped (its templates render a student id as it is, in
+# HTML and in a JavaScript string): a folder name holding one would run as script in the TA's session.
+MARKUP_CHARACTERS = '<>"'
+
+
 def unusable_id(student: str) -> str | None:
     """Why a student's folder name cannot be a gradebook id, or None. Any name a TA may receive grades
     (the worker grades it under `SCRATCH_STUDENT` and no file name is made from it) but one that is not
-    UTF-8, what `unzip` leaves of a name from another encoding: nbgrader's gradebook and formgrader take text."""
+    UTF-8, what `unzip` leaves of a name from another encoding (nbgrader's gradebook and formgrader take
+    text), and one holding markup that formgrader would run (no LMS export makes such a name)."""
     try:
         student.encode("utf-8")
     except UnicodeEncodeError:
         return (f"not graded: its folder name is not UTF-8 ({os.fsencode(student)!r}); "
                 "rename the folder (e.g. with `convmv`) and run again")
+    if any(c in student for c in MARKUP_CHARACTERS):
+        return (f"not graded: its folder name holds {' or '.join(c for c in MARKUP_CHARACTERS if c in student)}, "
+                "which nbgrader's formgrader would put into its pages as markup; rename the folder and run again")
     return None
 
 

@@ -13,20 +13,34 @@ from course.grading.contract import GradeResult, Problem
 
 
 def fingerprint(folder: Path) -> str:
-    """A fingerprint of a submitted folder's files (names, links and contents)."""
+    """A fingerprint of a submitted folder: the contents of what is graded (its top-level notebooks and nbgrader's
+    timestamp), and the name, kind, size and modification time of everything else, which is never read (a
+    student's 4 GiB file would stall the run, and only the report's count of files left out depends on it).
+    Names are hashed as the bytes they are on disk: a name that is not UTF-8 (a Windows zip unpacked here) is
+    a name like any other."""
     h = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        rel = str(path.relative_to(folder))
+    entries = []
+    for here, dirs, files in os.walk(folder, followlinks=False):
+        for name in dirs + files:
+            entries.append(Path(here) / name)
+    for path in sorted(entries, key=lambda p: os.fsencode(p)):
+        rel = os.fsencode(path.relative_to(folder))
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
         if path.is_symlink():
-            h.update(f"link {rel} {os.readlink(path)}\n".encode())
-        elif path.is_file():
-            h.update(f"file {rel} {path.stat().st_size}\n".encode())
+            h.update(b"link %s %s\n" % (rel, os.fsencode(os.readlink(path))))
+        elif path.is_file() and path.parent == folder and (path.suffix == ".ipynb" or path.name == "timestamp.txt"):
+            h.update(b"file %s %d\n" % (rel, info.st_size))
             try:
                 with open(path, "rb") as f:
                     for chunk in iter(lambda: f.read(1 << 20), b""):
                         h.update(chunk)
             except OSError:     # a file the TA cannot read (mode 000): the student's, never a crash
-                h.update(f"unreadable {path.stat().st_mtime_ns}\n".encode())
+                h.update(b"unreadable %d\n" % info.st_mtime_ns)
+        else:
+            h.update(b"entry %s %o %d %d\n" % (rel, info.st_mode, info.st_size, info.st_mtime_ns))
     return h.hexdigest()[:16]
 
 
