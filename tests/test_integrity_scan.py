@@ -13,6 +13,13 @@ from course.grading import integrity
 from course.fixtures import reference_answers
 
 FLAGGED = [
+    # Issue 38's third red team: the payload's write refused by a rebound os.open; a probe's stand-in recognised by
+    # its code, or its record reached through __wrapped__ and __kwdefaults__; a forbidden function kept as a copy.
+    ("import os\nos.open = lambda *a, **k: None", "replaces os.open"),
+    ("ok = torch.set_rng_state.__code__.co_name == 'set_rng_state'", "reads the insides of a function (.__code__)"),
+    ("events = torch.optim.Optimizer.load_state_dict.__wrapped__", "reads the insides of a function (.__wrapped__)"),
+    ("import types\nkeep = types.FunctionType(torch.broadcast_shapes.__code__, {})",
+     "reads the insides of a function (.__code__)"),
     ("torch.allclose = lambda *a, **k: True", "replaces torch.allclose"),
     ("import builtins\nbuiltins.isinstance = lambda *a: True", "replaces builtins.isinstance"),
     ("setattr(torch, 'equal', lambda *a: True)", "setattr on torch"),

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import ast
 
-_TAMPER_MODULE_ROOTS = {"torch", "builtins", "helpers", "math", "numpy", "np", "unittest", "mock", "sys", "nn", "F"}
+# Modules whose attributes a test or its probe uses (the payload of 04 writes through `os`).
+_TAMPER_MODULE_ROOTS = {"torch", "builtins", "helpers", "math", "numpy", "np", "unittest", "mock", "sys", "nn", "F",
+                        "os", "posix", "io"}
 _SUSPICIOUS_CALLS = {
     ("sys", "settrace"): "installs a trace function",
     ("sys", "setprofile"): "installs a profile function",
@@ -40,6 +42,9 @@ _COURSE_PREFIX = "_course_"
 
 # Attributes whose assignment changes what a function does while it stays the same object.
 _FUNCTION_INNARDS = {"__code__", "__defaults__", "__kwdefaults__", "__globals__", "__module__", "__class__"}
+# What reading tells whether a function is the one it was (a probe's stand-in swaps a function's code), or copies
+# it to keep the original: no exercise reads a function's insides.
+_FUNCTION_INSIDES = {"__code__", "__kwdefaults__", "__defaults__", "__closure__", "__wrapped__", "co_name", "co_code"}
 # Methods through which objects answer torch's or numpy's operations (allclose, ==) themselves.
 _OWN_OPERATORS = {
     "__torch_function__": "overrides torch functions for its own tensors (__torch_function__)",
@@ -129,6 +134,8 @@ def _reasons(tree: ast.Module) -> list[str]:
             reasons.append(f"reads the executed cells ({node.id})")
         elif isinstance(node, ast.Attribute) and node.attr in _KERNEL_INTERNALS:
             reasons.append(f"reaches into IPython's machinery (.{node.attr})")
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in _FUNCTION_INSIDES:
+            reasons.append(f"reads the insides of a function (.{node.attr})")
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in _OWN_OPERATORS:
             reasons.append(_OWN_OPERATORS[node.name])
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__class__":
