@@ -198,8 +198,11 @@ class PretendCUDA:
         with contextlib.ExitStack() as stack:
             for name, function in own.items():
                 stack.enter_context(replaced(getattr(torch.cuda, name), _calling(function)))
-            if self.follows_tensors and self.available:
+            if self.available:
+                # A pretend GPU supports bfloat16, as every recent one does: CUDA autocast in bfloat16 then runs and
+                # a test can name the dtype chosen, instead of torch failing on "not compiled with CUDA".
                 stack.enter_context(replaced(torch.cuda.is_bf16_supported, returning(True)))
+            if self.follows_tensors and self.available:
                 stack.enter_context(_cuda_autocast_casts_on_cpu())
                 stack.enter_context(_CountStorages(self))
             yield self
