@@ -202,10 +202,20 @@ class PretendCUDA:
                 # A pretend GPU supports bfloat16, as every recent one does: CUDA autocast in bfloat16 then runs and
                 # a test can name the dtype chosen, instead of torch failing on "not compiled with CUDA".
                 stack.enter_context(replaced(torch.cuda.is_bf16_supported, returning(True)))
+                stack.enter_context(switching_devices())
             if self.follows_tensors and self.available:
                 stack.enter_context(_cuda_autocast_casts_on_cpu())
                 stack.enter_context(_CountStorages(self))
             yield self
+
+
+@contextlib.contextmanager
+def switching_devices():
+    """On a pretend machine with a GPU, `with torch.cuda.device(i):` and `torch.cuda.set_device(i)` work (its
+    one GPU is always the current one), as they do on a real one; a CPU build would refuse them."""
+    with replaced(torch.cuda._exchange_device, returning(0)), \
+            replaced(torch.cuda._maybe_exchange_device, returning(0)), replaced(torch.cuda.set_device, returning(None)):
+        yield
 
 
 def _calling(function):

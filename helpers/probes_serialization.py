@@ -12,9 +12,9 @@ model the way an exercise asks (the tests call the student's functions for that)
     ran = payload_runs(model.state_dict(), load_weights, model, TRAP, "cpu")
     result, gpu_states = spy_cuda_rng(load_checkpoint, path, model, optimizer, scheduler, "cpu")
     check_moved_before_optimizer(restore_order(load_checkpoint, path, model, optimizer, scheduler, "cpu"), "...")
-    devices = rng_state_devices(load_checkpoint)      # ["cpu"] when the RNG state went through .cpu()
+    state, raised = resume_on_gpu(load_checkpoint)   # GPU_RESUME_RNG, None when the state went through .cpu()
 
-The probes that take a function (on_cpu_only_machine, spy_cuda_rng, restore_order, rng_state_devices) run
+The probes that take a function (on_cpu_only_machine, spy_cuda_rng, restore_order, resume_on_gpu, moves_of) run
 it in the process where the notebook runs (see helpers/notebook_state.py), where torch.cuda is what the
 code sees; what they replace there they replace under every name (helpers/patching.py), so code that took
 `torch.set_rng_state` or `Optimizer.load_state_dict` under a name of its own is seen the same.
@@ -196,8 +196,11 @@ def _one_gpu_machine(restored: list):
         device = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
         restored.append((device.index or 0, new_state))
 
+    from helpers.pretend_cuda import switching_devices
+
     with replaced(torch.cuda.is_available, returning(True)), replaced(torch.cuda.device_count, returning(1)), \
-            replaced(torch.cuda.set_rng_state_all, set_all), replaced(torch.cuda.set_rng_state, set_one):
+            replaced(torch.cuda.set_rng_state_all, set_all), replaced(torch.cuda.set_rng_state, set_one), \
+            switching_devices():
         yield
 
 
@@ -280,24 +283,28 @@ def check_moved_before_optimizer(events: list, what: str) -> None:
                              "the model's final device)")
 
 
-def _state_on_pretend_gpu(tensor):
-    """`tensor` as a `LooksOnCUDA` (its .device says cuda:0) whose `.cpu()` or `.to("cpu")` gives a plain CPU
-    tensor, as a real copy off the GPU does (a real one cannot be told apart by where it is: only by .device)."""
+def _state_on_pretend_gpu(state):
+    """The generator state `state` as if torch.load had put it on a GPU: its `.device` says cuda:0, and handed to
+    `torch.set_rng_state` or a generator's `set_state` as it is, PyTorch's own check refuses it (TypeError), as a
+    real GPU tensor is refused; `.cpu()`, `.to("cpu")` or `.type(torch.ByteTensor)` give the plain CPU state back.
+    (Its numbers are kept as int16, which that check refuses, and which reads as uint8 through `.dtype`.)"""
     from helpers.pretend_cuda import LooksOnCUDA
 
     class StateOnPretendGPU(LooksOnCUDA):
         @classmethod
         def __torch_function__(cls, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            to_cpu = func is torch.Tensor.cpu or (func is torch.Tensor.to and any(
+            if getattr(func, "__self__", None) is torch.Tensor.dtype:
+                return torch.uint8
+            to_cpu = func in (torch.Tensor.cpu, torch.Tensor.type) or (func is torch.Tensor.to and any(
                 (isinstance(a, (str, torch.device)) and torch.device(a).type == "cpu")
                 for a in (*args[1:], kwargs.get("device"))))
             if to_cpu:
                 with torch._C.DisableTorchFunctionSubclass():
-                    return func(*args, **kwargs).as_subclass(torch.Tensor).clone()
+                    return args[0].as_subclass(torch.Tensor).to(torch.uint8).clone()
             return super().__torch_function__(func, types, args, kwargs)
 
-    return tensor.detach().as_subclass(StateOnPretendGPU)
+    return state.detach().to(torch.int16).as_subclass(StateOnPretendGPU)
 
 
 def _names_cuda(map_location) -> bool:
@@ -310,29 +317,32 @@ def _names_cuda(map_location) -> bool:
     return False
 
 
-@asks_notebook
-def rng_state_devices(fn) -> list:
-    """The devices of the states `fn(path, model, optimizer, scheduler, "cuda")` handed to torch.set_rng_state,
-    on a pretend one-GPU machine where torch.load gives the checkpoint's 'rng' on the GPU when its map_location
-    names one (a student who loads onto the CPU has nothing to move).
+# The CPU generator state in the checkpoint `resume_on_gpu` hands over: one no test run has by chance.
+GPU_RESUME_RNG = torch.Generator().manual_seed(20261203).get_state()
 
+
+@asks_notebook
+def resume_on_gpu(fn) -> tuple:
+    """`fn(path, model, optimizer, scheduler, "cuda")` on a pretend one-GPU machine where torch.load gives the
+    checkpoint's 'rng' (`GPU_RESUME_RNG`) on the GPU when its map_location names one (a student who loads onto
+    the CPU has nothing to move): (the CPU generator's state right after, the name of what `fn` raised or None).
     The model's parameters look as if on the GPU already, the optimizer has no state yet, the GPU generators'
-    restores only count; torch.set_rng_state refuses a state not on the CPU as PyTorch does (TypeError), and
-    whatever `fn` raises is ignored (the devices recorded say what happened).
+    restores only note what they are given. Nothing here watches a call: the state is what the function left,
+    and a state left on the GPU is refused by PyTorch's own check, by whichever function it is handed to.
+    The generator's state is put back afterwards.
     """
     from helpers.pretend_cuda import on_pretend_gpu
 
-    rng = torch.get_rng_state()         # saved in the file, and the generator's state again afterwards
+    before = torch.get_rng_state()
     model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
     path = scratch_file("gpu_rng_checkpoint.pt")
     saved_optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     torch.save({"epoch": 0, "model": model.state_dict(), "optimizer": saved_optimizer.state_dict(),
                 "scheduler": torch.optim.lr_scheduler.StepLR(saved_optimizer, step_size=2).state_dict(),
-                "rng": rng, "cuda_rng": [rng.clone()]}, path)
+                "rng": GPU_RESUME_RNG, "cuda_rng": [GPU_RESUME_RNG.clone()]}, path)
     on_pretend_gpu(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2)
-    devices: list = []
 
     def load(original, f, *args, **kwargs):      # where map_location puts it: on the (pretend) GPU when it names one
         where = args[0] if args else kwargs.get("map_location")
@@ -343,19 +353,14 @@ def rng_state_devices(fn) -> list:
             loaded["rng"] = _state_on_pretend_gpu(loaded["rng"])
         return loaded
 
-    def set_rng_state(original, new_state):
-        devices.append(new_state.device.type)
-        if new_state.device.type != "cpu":
-            raise TypeError("RNG state must be a torch.ByteTensor")
-        original(new_state)
-
+    raised = None
     try:
-        with _one_gpu_machine([]), replaced(torch.load, load), replaced(torch.set_rng_state, set_rng_state):
+        with _one_gpu_machine([]), replaced(torch.load, load):
             try:
                 fn(path, model, optimizer, scheduler, "cuda")
-            except Exception:
-                pass
+            except Exception as error:
+                raised = type(error).__name__
+        return torch.get_rng_state(), raised
     finally:
-        torch.set_rng_state(rng)
+        torch.set_rng_state(before)
         path.unlink(missing_ok=True)
-    return devices

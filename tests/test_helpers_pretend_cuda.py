@@ -206,3 +206,17 @@ def test_a_training_step_under_autocast_adds_a_little_over_half_the_float32_peak
             loss.backward()
         peaks[use_autocast] = gpu.peak - 10**6
     assert 0.45 < peaks[True] / peaks[False] < 0.75
+
+
+def test_a_pretend_gpu_can_be_made_the_current_device():
+    """Held-out red team: `with torch.cuda.device(x.device):` around the counters lost a right answer 4 points
+    on a CPU grader (a CPU build refuses the switch), where a GPU grader gives them."""
+    gpu = PretendCUDA(held=512)
+    with gpu.installed():
+        with torch.cuda.device(0):
+            torch.cuda.reset_peak_memory_stats()
+            assert torch.cuda.max_memory_allocated() == 512
+        torch.cuda.set_device(0)
+    with PretendCUDA(available=False).installed(), pytest.raises(Exception):
+        with torch.cuda.device(0):
+            pass

@@ -9,7 +9,7 @@ from torch import nn
 from helpers.checkpoints import save_as_if_on_cuda
 from helpers.probes_serialization import (
     check_moved, check_moved_before_optimizer, check_same_state, TRAP, cpu_only_machine, load_weights_only,
-    moves_of, payload_runs, restore_order, rng_state_devices, scratch_file)
+    GPU_RESUME_RNG, moves_of, payload_runs, restore_order, resume_on_gpu, scratch_file)
 
 
 def test_scratch_files_share_one_existing_folder():
@@ -176,15 +176,26 @@ def test_restore_order_sees_the_optimizer_loaded_before_the_move():
         check_moved_before_optimizer(wrong, "load_checkpoint")
 
 
-def test_rng_state_devices_sees_a_state_left_on_the_gpu_and_leaves_the_generator_as_it_was():
+def _restored(result) -> bool:
+    state, raised = result
+    return raised is None and torch.equal(state, GPU_RESUME_RNG)
+
+
+def test_resume_on_gpu_sees_a_state_left_on_the_gpu_and_leaves_the_generator_as_it_was():
     before = torch.get_rng_state()
-    assert rng_state_devices(_loader(False, True)) == ["cpu"]
-    assert rng_state_devices(_loader(False, False)) == ["cuda"]      # refused as PyTorch does: TypeError, ignored
+    assert _restored(resume_on_gpu(_loader(False, True)))
+    assert resume_on_gpu(_loader(False, False))[1] == "TypeError"     # refused as PyTorch does
+
+    def through_the_generator(path, model, optimizer, scheduler, device):    # held-out red team: no .cpu()
+        torch.default_generator.set_state(torch.load(path, map_location=device, weights_only=True)["rng"])
+
+    assert resume_on_gpu(through_the_generator)[1] == "TypeError"
+    assert not _restored(resume_on_gpu(lambda *args: None))                  # nothing restored
     assert torch.equal(torch.get_rng_state(), before)
 
 
 @pytest.mark.parametrize("map_location", ["cpu", torch.device("cpu"), {"cpu": "cpu"}, None])
-def test_rng_state_devices_leaves_a_state_loaded_onto_the_cpu_there(map_location):
+def test_resume_on_gpu_leaves_a_state_loaded_onto_the_cpu_there(map_location):
     """A correct answer that reads the file onto the CPU and hands its state on as it is keeps its marks."""
     def load_checkpoint(path, model, optimizer, scheduler, device):
         checkpoint = torch.load(path, **({} if map_location is None else {"map_location": map_location}),
@@ -192,23 +203,25 @@ def test_rng_state_devices_leaves_a_state_loaded_onto_the_cpu_there(map_location
         model.to(device)
         torch.set_rng_state(checkpoint["rng"])
         return checkpoint["epoch"] + 1
-    assert rng_state_devices(load_checkpoint) == ["cpu"]
+    assert _restored(resume_on_gpu(load_checkpoint))
 
 
 @pytest.mark.parametrize("map_location", ["cuda", "cuda:0", torch.device("cuda"), {"cpu": "cuda:0"}])
-def test_rng_state_devices_puts_the_state_on_the_gpu_wherever_map_location_names_one(map_location):
-    def load_checkpoint(path, model, optimizer, scheduler, device):
+@pytest.mark.parametrize("to_cpu", [lambda t: t.cpu(), lambda t: t.to("cpu"), lambda t: t.type(torch.ByteTensor)])
+def test_resume_on_gpu_puts_the_state_on_the_gpu_wherever_map_location_names_one(map_location, to_cpu):
+    def load_checkpoint(path, model, optimizer, scheduler, device, fix=None):
         checkpoint = torch.load(path, map_location=map_location, weights_only=True)
-        torch.set_rng_state(checkpoint["rng"])
+        torch.set_rng_state(checkpoint["rng"] if fix is None else fix(checkpoint["rng"]))
         return checkpoint["epoch"] + 1
-    assert rng_state_devices(load_checkpoint) == ["cuda"]
+    assert resume_on_gpu(load_checkpoint)[1] == "TypeError"
+    assert _restored(resume_on_gpu(lambda *args: load_checkpoint(*args, fix=to_cpu)))
 
 
 def test_every_probe_that_calls_the_students_function_asks_the_notebooks_process():
     # Run in the judge instead, the student's function is called remotely and none of the probe's patches
     # (torch.load, torch.set_rng_state, torch.cuda.*) reaches it: the probe then reads what it did not see.
     import helpers.probes_serialization as probes
-    for name in ("on_cpu_only_machine", "spy_cuda_rng", "restore_order", "rng_state_devices", "moves_of"):
+    for name in ("on_cpu_only_machine", "spy_cuda_rng", "restore_order", "resume_on_gpu", "moves_of"):
         assert hasattr(getattr(probes, name), "__wrapped__"), f"{name} is not marked @asks_notebook"
 
 
@@ -226,6 +239,22 @@ def test_spy_cuda_rng_pretends_one_consistent_gpu():
     result, given = spy_cuda_rng(lambda states: torch.cuda.set_rng_state_all(states) or "done", [state])
     assert result == "done" and len(given) == 1 and torch.equal(given[0], state)
     assert spy_cuda_rng(lambda: torch.cuda.set_rng_state_all([])) == (None, [])     # a call that restores nothing
+
+    def per_device_context(states):      # held-out red team: a right answer a CPU grader refused
+        for index, state in enumerate(states):
+            with torch.cuda.device(index):
+                torch.cuda.set_rng_state(state)
+
+    result, given = spy_cuda_rng(per_device_context, [state])
+    assert len(given) == 1 and torch.equal(given[0], state)
+
+    def per_device_context(states):      # held-out red team: a right answer a CPU grader refused
+        for index, state in enumerate(states):
+            with torch.cuda.device(index):
+                torch.cuda.set_rng_state(state)
+
+    result, given = spy_cuda_rng(per_device_context, [state])
+    assert len(given) == 1 and torch.equal(given[0], state)
 
 
 # Issue 38 (held-out red team): the probes replaced names, so a function that took torch's function under a name of
@@ -258,7 +287,7 @@ def test_the_probes_see_torchs_functions_under_names_of_the_students_own():
     exec(_ALIASES, namespace)
     aliased = namespace["load_checkpoint"]
     assert restore_order(aliased, *_checkpoint_file(), "cpu") == ["optimizer", "move"]
-    assert rng_state_devices(aliased) == ["cuda"]
+    assert resume_on_gpu(aliased)[1] == "TypeError"
     path, model, optimizer, scheduler = _checkpoint_file()
     gpu_state = torch.Generator().manual_seed(7).get_state()
     checkpoint = torch.load(path, weights_only=True)
