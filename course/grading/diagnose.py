@@ -174,8 +174,11 @@ def _structure(nb, definition, where: str) -> list[Problem]:
             what = "graded cell" if gid in graded else "locked cell"
             problems.append(Problem(where, f"{what} '{gid}' was deleted; graded with the original put back",
                                     ProblemKind.CELLS))
-        elif not where_cells and gid in graded:
+        elif not where_cells and gid in points:
             problems.append(Problem(where, f"graded cell '{gid}' was deleted: it scores zero", ProblemKind.CELLS))
+        elif not where_cells and gid in graded:     # an answer cell the tests grade: its code may still be there
+            problems.append(Problem(where, f"answer cell '{gid}' is missing (deleted, or its nbgrader metadata "
+                                           "removed); the tests grade whatever the notebook defines", ProblemKind.CELLS))
         elif len(where_cells) > 1:
             problems.append(Problem(where, f"graded cell '{gid}' appears {len(where_cells)} times "
                                            f"(cells {', '.join(map(str, where_cells))})", ProblemKind.CELLS))
