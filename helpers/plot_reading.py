@@ -208,8 +208,16 @@ def _words(facts: dict, index: int) -> list[str]:
 
 
 def _named(facts: dict, curve, word: str, separate: bool) -> bool:
+    """Whether the legend names this curve with `word`: the entries drawn in the curve's colour decide (a legend
+    that calls the training curve "val loss" names it wrongly, whatever its other entries say); where no entry
+    has its colour (a handle whose colour cannot be read), the curve's label or any entry of its legends."""
     index, artist, _ = curve
     ax = facts["axes"][index]
+    entries = ax["legend"] + [entry for legend in facts["legends"] for entry in legend]
+    colour = artist.get("colour", "")
+    drawn_alike = [text.lower() for text, handle_colour in entries if colour and handle_colour == colour]
+    if drawn_alike:
+        return any(word in text for text in drawn_alike)
     legend = _words(facts, index)
     label = artist["label"].lower()
     if legend and (word in label and not label.startswith("_") or any(word in text for text in legend)):

@@ -213,8 +213,10 @@ class PretendCUDA:
 def switching_devices():
     """On a pretend machine with a GPU, `with torch.cuda.device(i):` and `torch.cuda.set_device(i)` work (its
     one GPU is always the current one), as they do on a real one; a CPU build would refuse them."""
-    with replaced(torch.cuda._exchange_device, returning(0)), \
-            replaced(torch.cuda._maybe_exchange_device, returning(0)), replaced(torch.cuda.set_device, returning(None)):
+    # The context manager's own methods: what they call to switch differs between builds (a C function on a CUDA
+    # build, which cannot be replaced in place), they themselves are Python in both.
+    with replaced(torch.cuda.device.__enter__, returning(None)), \
+            replaced(torch.cuda.device.__exit__, returning(False)), replaced(torch.cuda.set_device, returning(None)):
         yield
 
 

@@ -125,7 +125,29 @@ def mixed_numbering():
     return fig
 
 
+def labels_swapped():        # held-out red team: each curve labelled as the other kept full marks
+    fig, ax = plt.subplots()
+    ax.plot(TRAIN, label="validation loss")
+    ax.plot(VAL, label="training loss")
+    ax.axvline(BEST)
+    ax.set(xlabel="epoch", ylabel="loss")
+    ax.legend()
+    return fig
+
+
+def legend_list_swapped():
+    fig, ax = plt.subplots()
+    ax.plot(TRAIN)
+    ax.plot(VAL)
+    ax.axvline(BEST)
+    ax.set(xlabel="epoch", ylabel="loss")
+    ax.legend(["val loss", "train loss"])
+    return fig
+
+
 @pytest.mark.parametrize("draw, words", [
+    (labels_swapped, "the curve of history\\['train_loss'\\] named in a legend"),
+    (legend_list_swapped, "the curve of history\\['train_loss'\\] named in a legend"),
     (stops_at_best, "a line of all 6 values of history\\['train_loss'\\], past the best epoch.*only its first 4"),
     (cut_by_xlim, "the x range shown: expected every epoch, 0 to 5"),
     (train_dropped, "a line of history\\['train_loss'\\].*no line with those values"),
@@ -135,7 +157,8 @@ def mixed_numbering():
     (plain(lambda ax: ax.scatter([BEST], [0.1])), "a mark at the best epoch 3"),
     (plain(epochs=range(1, 7)), "a mark at the best epoch 4"),            # curves from 1, the mark at index 3
     (mixed_numbering, "both curves on the same epoch numbering"),
-], ids=["stops-at-best", "xlim-cut", "train-dropped", "mark-one-late", "mark-at-lowest-train", "axhline",
+], ids=["labels-swapped", "legend-list-swapped",
+        "stops-at-best", "xlim-cut", "train-dropped", "mark-one-late", "mark-at-lowest-train", "axhline",
         "point-off-the-curves", "curves-from-one-mark-from-zero", "mixed-numbering"])
 def test_a_wrong_plot_fails_with_a_message_that_names_what_is_wrong(draw, words):
     with pytest.raises(AssertionError, match=words):

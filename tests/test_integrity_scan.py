@@ -16,6 +16,13 @@ FLAGGED = [
     # Issue 38's third red team: the payload's write refused by a rebound os.open; a probe's stand-in recognised by
     # its code, or its record reached through __wrapped__ and __kwdefaults__; a forbidden function kept as a copy.
     ("import os\nos.open = lambda *a, **k: None", "replaces os.open"),
+    # The second red team: os swapped in sys.modules around the load; the probe's record reached through inspect.
+    ("import sys, types\nfake = types.ModuleType('os')\nsys.modules.update(os=fake)", "changes sys.modules"),
+    ("from unittest import mock\nimport sys\nwith mock.patch.dict(sys.modules, os=None):\n    pass",
+     "changes sys.modules"),
+    ("import inspect\nv = inspect.getclosurevars(print).nonlocals", "reads the variables a function closes over"),
+    ("import inspect\np = inspect.signature(torch.load).parameters", "reads a function's signature"),
+    ("d = getattr(torch.load, '__kw' + 'defaults__')", "reads an attribute by a name it builds"),
     ("ok = torch.set_rng_state.__code__.co_name == 'set_rng_state'", "reads the insides of a function (.__code__)"),
     ("events = torch.optim.Optimizer.load_state_dict.__wrapped__", "reads the insides of a function (.__wrapped__)"),
     ("import types\nkeep = types.FunctionType(torch.broadcast_shapes.__code__, {})",

@@ -28,6 +28,8 @@ _SUSPICIOUS_CALLS = {
     ("os", "link"): "makes a hard link",
     ("os", "mkfifo"): "makes a named pipe",
     ("os", "mknod"): "makes a special file",
+    ("inspect", "getclosurevars"): "reads the variables a function closes over",
+    ("inspect", "signature"): "reads a function's signature (its defaults)",
 }
 # pathlib's ways to the same: any object's method of that name.
 _SUSPICIOUS_METHODS = {"symlink_to": "makes a symbolic link", "hardlink_to": "makes a hard link",
@@ -119,6 +121,15 @@ def _reasons(tree: ast.Module) -> list[str]:
                 reasons.append(f"changes the namespace of {_namespace_of(node.func.value, roots)}")
             if isinstance(node.func, ast.Attribute) and node.func.attr in _SUSPICIOUS_METHODS:
                 reasons.append(_SUSPICIOUS_METHODS[node.func.attr])
+            if func in ("sys.modules.update", "sys.modules.pop", "sys.modules.setdefault", "sys.modules.__setitem__",
+                        "sys.modules.clear", "sys.modules.popitem") or any(_dotted(arg) == "sys.modules" or (
+                    isinstance(arg, ast.Constant) and arg.value == "sys.modules") for arg in node.args) \
+                    and func and func.endswith("patch.dict"):
+                reasons.append("changes sys.modules")
+            if func == "getattr" and len(node.args) >= 2 and (
+                    isinstance(node.args[1], ast.Constant) and node.args[1].value in _FUNCTION_INSIDES
+                    or isinstance(node.args[1], (ast.BinOp, ast.JoinedStr))):
+                reasons.append("reads an attribute by a name it builds or a function's insides (getattr)")
             if func and "." in func:
                 module, _, attr = func.rpartition(".")
                 if (module.split(".")[-1], attr) in _SUSPICIOUS_CALLS:
