@@ -1,0 +1,63 @@
+"""course.grading.kernel.loading: the text that loads the answer server into a kernel, and asks it to serve.
+Run here as a kernel runs it (in this process: the answer server needs nothing of a kernel's to load)."""
+
+import builtins
+import subprocess
+import sys
+import types
+
+import pytest
+
+from course.grading.kernel import loading
+
+
+@pytest.fixture
+def loaded(monkeypatch):
+    """`load_code()` run in a notebook's namespace; the module it made (removed again afterwards)."""
+    monkeypatch.delitem(sys.modules, "_course_answers", raising=False)
+    namespace = {"__name__": "__main__"}
+    exec(loading.load_code(), namespace)
+    module = sys.modules["_course_answers"]
+    monkeypatch.delitem(sys.modules, "_course_answers")
+    return namespace, module
+
+
+def test_the_texts_are_the_kernel_side_modules_own():
+    folder = loading._KERNEL_SIDE
+    assert loading.PROTOCOL_SOURCE == (folder / "protocol.py").read_text()
+    assert loading.PACKING_SOURCE == (folder / "packing.py").read_text()
+    assert loading.SERVER_SOURCE == (folder / "answer_server.py").read_text()
+
+
+def test_the_grader_that_sends_them_never_imports_torch():
+    probe = "import sys, course.grading.kernel.loading as l; l.load_code(); print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "False", done.stderr
+
+
+def test_loading_makes_a_module_of_its_own_and_leaves_the_notebook_as_it_was(loaded):
+    namespace, module = loaded
+    assert set(namespace) == {"__name__", "__builtins__"}       # no name of the server's in the notebook
+    assert isinstance(module, types.ModuleType) and module.__name__ == "_course_answers"
+    assert callable(module._course_serve)
+    for name in ("send_frame", "receive_frame", "pack"):        # protocol and packing ran ahead of the server
+        assert callable(getattr(module, name)), name
+
+
+def test_the_module_keeps_the_builtins_of_when_it_loaded(loaded, monkeypatch):
+    _, module = loaded
+    monkeypatch.setattr(builtins, "len", lambda x: 0)         # a notebook that patches a builtin later
+    assert module.__dict__["__builtins__"]["len"] is not builtins.len
+    assert module.__dict__["__builtins__"]["len"]([1, 2]) == 2
+
+
+def test_serve_code_calls_the_loaded_server_with_the_path_and_the_notebooks_names(monkeypatch):
+    calls = []
+    fake = types.ModuleType("_course_answers")
+    fake._course_serve = lambda path, namespace: calls.append((path, namespace))
+    monkeypatch.setitem(sys.modules, "_course_answers", fake)
+    user_ns = {"x": 1}
+    shell = types.SimpleNamespace(user_ns=user_ns)
+    path = "/tmp/answers 'quoted\" folder\n/s"                 # any path, passed as a literal
+    exec(loading.serve_code(path), {"get_ipython": lambda: shell})
+    assert calls == [(path, user_ns)] and calls[0][1] is user_ns
