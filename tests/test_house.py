@@ -91,3 +91,33 @@ def test_no_two_modules_or_packages_share_a_name():
             seen.setdefault(path.stem, []).append(str(path.relative_to(COURSE)))
     shared = {name: paths for name, paths in seen.items() if len(paths) > 1}
     assert not shared, shared
+
+
+def _has_code(path: Path) -> bool:
+    """Anything in the module besides its docstring (a package's `__init__` often holds nothing else)."""
+    return any(not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+               for node in ast.parse(path.read_text()).body)
+
+
+def _imported_by(test_file: Path, known: set[str]) -> set[str]:
+    """The course modules `test_file` imports by name: `import course.a.b`, `from course.a import b` (b a module)
+    and `from course.a.b import name`."""
+    found = set()
+    for node in ast.walk(ast.parse(test_file.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found & known
+
+
+def test_every_module_is_imported_by_a_test_file():
+    """Issue 40: each course module with code has a test that imports it (a package `__init__` that is only a
+    docstring needs none)."""
+    modules = {name: path for name, path in _modules().items() if _has_code(path)}
+    tested = set()
+    for test_file in sorted((Path(__file__).parent).glob("test_*.py")):
+        tested |= _imported_by(test_file, set(modules))
+    untested = sorted(set(modules) - tested)
+    assert not untested, f"no test file imports these modules: {', '.join(untested)}"

@@ -46,9 +46,10 @@ def test_loading_makes_a_module_of_its_own_and_leaves_the_notebook_as_it_was(loa
 
 def test_the_module_keeps_the_builtins_of_when_it_loaded(loaded, monkeypatch):
     _, module = loaded
-    monkeypatch.setattr(builtins, "len", lambda x: 0)         # a notebook that patches a builtin later
-    assert module.__dict__["__builtins__"]["len"] is not builtins.len
-    assert module.__dict__["__builtins__"]["len"]([1, 2]) == 2
+    kept = module.__dict__["__builtins__"]
+    assert type(kept) is dict and kept["divmod"] is divmod
+    monkeypatch.setattr(builtins, "divmod", lambda a, b: (0, 0))     # a notebook that patches a builtin later
+    assert kept["divmod"](7, 2) == (3, 1)
 
 
 def test_serve_code_calls_the_loaded_server_with_the_path_and_the_notebooks_names(monkeypatch):
