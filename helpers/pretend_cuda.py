@@ -31,7 +31,9 @@ changes no counter. What a student may rely on:
 - `on_pretend_gpu(obj)`: a tensor, or a module's parameters and buffers, as they would be after
   `.to("cuda")`: their `.device` says `cuda:0` (`.is_cuda` True, `.get_device()` 0), their
   numbers stay on the CPU (`LooksOnCUDA`). What is computed from them is a plain CPU tensor; `.to`
-  or `.cuda()` towards CUDA keeps them as they are. With a `PretendCUDA` installed, code that takes
+  or `.cuda()` towards CUDA keeps them as they are, `.cpu()` or `.to("cpu")` gives them on the CPU.
+- `with moving_to_pretend_gpu():` data on the CPU moved towards CUDA lands on the pretend GPU, and a
+  module moved either way says where its parameters now are. With a `PretendCUDA` installed, code that takes
   autocast's device type from such data runs CUDA autocast (its CPU kernels are not cast, unless
   the device follows tensors, below).
 - `PretendCUDA(follows_tensors=True, ...)`: while it is installed, its memory counters follow the real
@@ -49,6 +51,7 @@ from unittest import mock
 
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode
 from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -299,8 +302,26 @@ def _towards_cuda(value) -> bool:
             or (isinstance(value, str) and value.startswith("cuda")))
 
 
+def _towards_cpu(value) -> bool:
+    return ((isinstance(value, torch.device) and value.type == "cpu")
+            or (isinstance(value, str) and value == "cpu"))
+
+
+def _names(device_test, args, kwargs) -> bool:
+    """Does a `.to(...)` call with these arguments name a device that `device_test` accepts (a tensor's own too)?"""
+    named = [a.device if isinstance(a, torch.Tensor) else a for a in (*args[1:], kwargs.get("device"))]
+    return any(device_test(a) for a in named)
+
+
+def _on_the_cpu_instead(args, kwargs) -> tuple:
+    """A `.to(...)` call's arguments with each CUDA device named replaced by the CPU (where the numbers stay)."""
+    return (tuple("cpu" if _towards_cuda(a) else a for a in args),
+            {k: ("cpu" if _towards_cuda(v) else v) for k, v in kwargs.items()})
+
+
 class LooksOnCUDA(torch.Tensor):
-    """A CPU tensor whose `.device` says cuda:0: data on a pretend GPU (see `on_pretend_gpu`)."""
+    """A CPU tensor whose `.device` says cuda:0: data on a pretend GPU (see `on_pretend_gpu`). `.cpu()` and
+    `.to("cpu")` give a plain CPU tensor of the same numbers (an alias, not counted as a new storage on the GPU)."""
 
     _KEEP = (torch.Tensor.detach, torch.Tensor.new_empty, torch.Tensor.clone)   # copies of the data: still on it
 
@@ -318,14 +339,17 @@ class LooksOnCUDA(torch.Tensor):
             return _deepcopy(*args)
         if func is torch.Tensor.cuda:
             return args[0]
-        if func is torch.Tensor.to:
-            if any(_towards_cuda(a) for a in args[1:]) or _towards_cuda(kwargs.get("device")):
-                args = tuple("cpu" if _towards_cuda(a) else a for a in args)
-                kwargs = {k: ("cpu" if _towards_cuda(v) else v) for k, v in kwargs.items()}
-                with torch._C.DisableTorchFunctionSubclass():
-                    return func(*args, **kwargs).as_subclass(cls)
+        if func is torch.Tensor.to and not _names(_towards_cpu, args, kwargs):    # stays: a dtype, or to CUDA
+            args, kwargs = _on_the_cpu_instead(args, kwargs)
+            with torch._C.DisableTorchFunctionSubclass():
+                return func(*args, **kwargs).as_subclass(cls)
         with torch._C.DisableTorchFunctionSubclass():
             out = func(*args, **kwargs)
+            if func in (torch.Tensor.cpu, torch.Tensor.to):
+                return out.as_subclass(torch.Tensor)
+            if func is torch.Tensor.module_load:      # load_state_dict's copy into a parameter, when it swaps them
+                assigned = kwargs.get("assign", args[2] if len(args) > 2 else False)
+                return out.as_subclass(type(args[1] if assigned else args[0]))
         return out.as_subclass(cls) if func in cls._KEEP else out
 
 
@@ -339,6 +363,39 @@ def _deepcopy(tensor, memo):
             copied.grad = tensor.grad.clone()
         memo[id(tensor)] = copied
     return memo[id(tensor)]
+
+
+class _MovesToPretendGPU(TorchFunctionMode):
+    """`.to("cuda")` and `.cuda()` of data on the CPU give a copy of it on the pretend GPU."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        towards_gpu = func is torch.Tensor.cuda or (func is torch.Tensor.to and _names(_towards_cuda, args, kwargs))
+        if not towards_gpu or isinstance(args[0], LooksOnCUDA):
+            return func(*args, **kwargs)
+        if func is torch.Tensor.cuda:
+            moved = args[0].clone()
+        else:
+            cpu_args, cpu_kwargs = _on_the_cpu_instead(args, kwargs)
+            moved = func(*cpu_args, **cpu_kwargs)
+            moved = moved.clone() if moved is args[0] else moved       # another device: always a copy
+        return moved.as_subclass(LooksOnCUDA)
+
+
+@contextlib.contextmanager
+def moving_to_pretend_gpu():
+    """Inside the block, data on the CPU moved to CUDA (`.to("cuda")`, `.cuda()`, a module's too) lands on the pretend
+    GPU, and a module moved either way has each parameter object replaced by the moved one, so that its `.device`
+    says where it now is. (By default `Module.to` keeps each parameter object and sets its `.data`; a pretend
+    tensor's device is its class, which that would keep. Swapping them is PyTorch's own option for tensor
+    subclasses, `torch.__future__.set_swap_module_params_on_conversion`, set here for the block.)"""
+    swapping = torch.__future__.get_swap_module_params_on_conversion()
+    torch.__future__.set_swap_module_params_on_conversion(True)
+    try:
+        with _MovesToPretendGPU():
+            yield
+    finally:
+        torch.__future__.set_swap_module_params_on_conversion(swapping)
 
 
 def on_pretend_gpu(obj):

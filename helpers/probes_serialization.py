@@ -1,5 +1,5 @@
 """Test machinery of notebook 04 (saving and loading): scratch files, strict reads, a CPU-only
-machine, a payload detector and a probe that records where a model was asked to move.
+machine, a payload detector, and probes of what a load left on a pretend GPU.
 
 Each function is a few lines a test cell would otherwise repeat; none of them saves or loads a
 model the way an exercise asks (the tests call the student's functions for that).
@@ -7,17 +7,18 @@ model the way an exercise asks (the tests call the student's functions for that)
     path = scratch_file("weights.pt")                 # in a folder deleted when Python exits
     state = load_weights_only(path, "the file save_weights wrote")
     check_same_state(state, model.state_dict(), "the saved state_dict")
-    moves = moves_of(model, load_weights, model, path, "cpu")   # [device('cpu')] when it called model.to("cpu")
+    devices_after(model, load_weights, model, path, "cpu")   # ["cpu"] when it moved the model there from a GPU
     on_cpu_only_machine("load_weights of a GPU checkpoint", load_weights, model, gpu_file, "cpu")
     ran = payload_runs(model.state_dict(), load_weights, model, TRAP, "cpu")
     result, gpu_states = spy_cuda_rng(load_checkpoint, path, model, optimizer, scheduler, "cpu")
-    check_moved_before_optimizer(restore_order(load_checkpoint, path, model, optimizer, scheduler, "cpu"), "...")
-    state, raised = resume_on_gpu(load_checkpoint)   # GPU_RESUME_RNG, None when the state went through .cpu()
+    resumed = resume_on_gpu(load_checkpoint)   # what it left on a pretend GPU: rng, raised, devices
 
-The probes that take a function (on_cpu_only_machine, spy_cuda_rng, restore_order, resume_on_gpu, moves_of) run
+The probes that take a function (on_cpu_only_machine, spy_cuda_rng, resume_on_gpu, devices_after) run
 it in the process where the notebook runs (see helpers/notebook_state.py), where torch.cuda is what the
 code sees; what they replace there they replace under every name (helpers/patching.py), so code that took
-`torch.set_rng_state` or `Optimizer.load_state_dict` under a name of its own is seen the same.
+`torch.load` or `torch.cuda.set_rng_state_all` under a name of its own is seen the same. What they decide
+from is data the function left (a generator's state, where parameters and buffers are), never a record of
+which functions it called.
 payload_runs runs where the test runs: it writes the trapped file there, calls the function,
 and hears from the payload itself whether it ran (nothing kept where the function runs decides it).
 """
@@ -29,6 +30,7 @@ from pathlib import Path
 
 import torch
 from torch import nn
+from torch.utils import _pytree as pytree
 
 from helpers.checks import check_close, check_equal, check_type
 from helpers.notebook_state import asks_notebook
@@ -216,71 +218,25 @@ def spy_cuda_rng(fn, *args) -> tuple:
                     if index == 0 and isinstance(state, torch.Tensor)]
 
 
-@asks_notebook
-def moves_of(model, fn, *args) -> list:
-    """`fn(*args)`, noting each device `model` itself is asked to move to (`.to(...)`, `.cuda()`, `.cpu()`, under
-    any name: helpers/patching.py), in order; returns the list of `torch.device`s.
+def _devices(tensors) -> list[str]:
+    """The devices `tensors` say they are on, sorted, each once ("cpu", "cuda:0")."""
+    return sorted({str(t.device) for t in tensors})
 
-    On a CPU a model asked to move to "cpu" stays where it is, so only the request shows that a function would
-    also have moved it to a GPU.
+
+@asks_notebook
+def devices_after(model, fn, *args) -> list[str]:
+    """`fn(*args)` on a pretend one-GPU machine, with `model` (one of `args`) on its GPU first: the devices the
+    model's parameters and buffers say they are on afterwards. Asked to load onto the CPU, a function that moves
+    the model leaves ["cpu"]; one that only loads weights into it leaves ["cuda:0"] (helpers/pretend_cuda.py).
+
+    Nothing here watches a call: the parameters' device is what the function left.
     """
-    moves: list = []
+    from helpers.pretend_cuda import moving_to_pretend_gpu
 
-    def to(original, module, *a, **k):
-        device = torch._C._nn._parse_to(*a, **k)[0]
-        if module is model and device is not None:
-            moves.append(torch.device(device))
-        return original(module, *a, **k)
-
-    def cuda(original, module, device=None):
-        if module is model:
-            moves.append(torch.device("cuda", device) if isinstance(device, int) else torch.device(device or "cuda"))
-        return original(module, device)
-
-    def cpu(original, module):
-        if module is model:
-            moves.append(torch.device("cpu"))
-        return original(module)
-
-    with replaced(nn.Module.to, to), replaced(nn.Module.cuda, cuda), replaced(nn.Module.cpu, cpu):
+    with _one_gpu_machine([]), moving_to_pretend_gpu():
+        model.to("cuda")
         fn(*args)
-    return moves
-
-
-def check_moved(moves: list, device, what: str) -> None:
-    """The last move `moves_of` noted was to `device`."""
-    expected = torch.device(device)
-    got = moves[-1] if moves else "no move (the model stays where it was: call model.to(device))"
-    if got != expected:
-        raise AssertionError(f"the device the model was last moved to by {what}: expected {expected}, got {got}")
-
-
-@asks_notebook
-def restore_order(fn, *args) -> list:
-    """What `fn(*args)` did, in order: "move" for each `.to(...)`, `.cuda()` or `.cpu()` of a module and
-    "optimizer" for each `optimizer.load_state_dict(...)` (both recorded, then done as usual)."""
-    events = []
-
-    def noting(event):
-        def noted(original, *a, **k):
-            events.append(event)
-            return original(*a, **k)
-        return noted
-
-    with replaced(nn.Module.to, noting("move")), replaced(nn.Module.cuda, noting("move")), \
-            replaced(nn.Module.cpu, noting("move")), \
-            replaced(torch.optim.Optimizer.load_state_dict, noting("optimizer")):
-        fn(*args)
-    return events
-
-
-def check_moved_before_optimizer(events: list, what: str) -> None:
-    """In `restore_order`'s record, the model was moved before the optimizer's state was loaded."""
-    if "optimizer" in events and "move" in events and events.index("move") > events.index("optimizer"):
-        raise AssertionError(f"the order of model.to(device) and optimizer.load_state_dict in {what}: expected the "
-                             "model moved first, got the optimizer's state loaded first (load_state_dict puts each "
-                             "state tensor on the device of its parameter as it is then, so it must be loaded onto "
-                             "the model's final device)")
+    return _devices([*model.parameters(), *model.buffers()])
 
 
 def _state_on_pretend_gpu(state):
@@ -322,25 +278,32 @@ GPU_RESUME_RNG = torch.Generator().manual_seed(20261203).get_state()
 
 
 @asks_notebook
-def resume_on_gpu(fn) -> tuple:
-    """`fn(path, model, optimizer, scheduler, "cuda")` on a pretend one-GPU machine where torch.load gives the
-    checkpoint's 'rng' (`GPU_RESUME_RNG`) on the GPU when its map_location names one (a student who loads onto
-    the CPU has nothing to move): (the CPU generator's state right after, the name of what `fn` raised or None).
-    The model's parameters look as if on the GPU already, the optimizer has no state yet, the GPU generators'
-    restores only note what they are given. Nothing here watches a call: the state is what the function left,
-    and a state left on the GPU is refused by PyTorch's own check, by whichever function it is handed to.
+def resume_on_gpu(fn) -> dict:
+    """`fn(path, model, optimizer, scheduler, "cuda")` on a pretend one-GPU machine, as after a crash: the model,
+    optimizer and scheduler just built on the CPU, the checkpoint saved after a step (the optimizer has momentum
+    buffers). torch.load puts what it reads on the (pretend) GPU when its map_location names one, the checkpoint's
+    'rng' (`GPU_RESUME_RNG`) included; the GPU generators' restores only note what they are given. What `fn` left:
+
+        {"rng": the CPU generator's state right after, "raised": the name of what fn raised or None,
+         "model": the devices of the model's parameters, "optimizer state": the devices of its momentum buffers}
+
+    Nothing here watches a call. A generator state left on the GPU is refused by PyTorch's own check, by whichever
+    function it is handed to; `optimizer.load_state_dict` puts each buffer on its parameter's device as it is at
+    that moment, so buffers loaded before the model moved stay on the CPU (helpers/pretend_cuda.py).
     The generator's state is put back afterwards.
     """
-    from helpers.pretend_cuda import on_pretend_gpu
+    from helpers.pretend_cuda import moving_to_pretend_gpu, on_pretend_gpu
 
     before = torch.get_rng_state()
     model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
-    path = scratch_file("gpu_rng_checkpoint.pt")
     saved_optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(torch.ones(2, 3)).sum().backward()
+    saved_optimizer.step()
+    path = scratch_file("gpu_rng_checkpoint.pt")
     torch.save({"epoch": 0, "model": model.state_dict(), "optimizer": saved_optimizer.state_dict(),
                 "scheduler": torch.optim.lr_scheduler.StepLR(saved_optimizer, step_size=2).state_dict(),
                 "rng": GPU_RESUME_RNG, "cuda_rng": [GPU_RESUME_RNG.clone()]}, path)
-    on_pretend_gpu(model)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2)
 
@@ -349,18 +312,23 @@ def resume_on_gpu(fn) -> tuple:
         args = args[1:] if args else args
         kwargs.pop("map_location", None)
         loaded = original(f, "cpu", *args, **kwargs)
-        if _names_cuda(where) and isinstance(loaded, dict) and isinstance(loaded.get("rng"), torch.Tensor):
-            loaded["rng"] = _state_on_pretend_gpu(loaded["rng"])
-        return loaded
+        if not _names_cuda(where):
+            return loaded
+        on_gpu = pytree.tree_map(lambda v: on_pretend_gpu(v) if isinstance(v, torch.Tensor) else v, loaded)
+        if isinstance(loaded, dict) and isinstance(loaded.get("rng"), torch.Tensor):
+            on_gpu["rng"] = _state_on_pretend_gpu(loaded["rng"])
+        return on_gpu
 
     raised = None
     try:
-        with _one_gpu_machine([]), replaced(torch.load, load):
+        with _one_gpu_machine([]), moving_to_pretend_gpu(), replaced(torch.load, load):
             try:
                 fn(path, model, optimizer, scheduler, "cuda")
             except Exception as error:
                 raised = type(error).__name__
-        return torch.get_rng_state(), raised
+        return {"rng": torch.get_rng_state(), "raised": raised, "model": _devices(model.parameters()),
+                "optimizer state": _devices(v for state in optimizer.state.values() for v in state.values()
+                                            if isinstance(v, torch.Tensor))}
     finally:
         torch.set_rng_state(before)
         path.unlink(missing_ok=True)

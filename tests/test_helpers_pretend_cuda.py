@@ -220,3 +220,39 @@ def test_a_pretend_gpu_can_be_made_the_current_device():
     with PretendCUDA(available=False).installed(), pytest.raises((RuntimeError, AssertionError)):
         with torch.cuda.device(0):
             pass
+
+
+def test_data_on_a_pretend_gpu_moves_to_the_cpu_and_stays_for_a_dtype():
+    from helpers.pretend_cuda import on_pretend_gpu
+
+    x = on_pretend_gpu(torch.arange(4.0))
+    for moved in (x.cpu(), x.to("cpu"), x.to(torch.device("cpu"), torch.float64), x.to(torch.zeros(1))):
+        assert type(moved) is torch.Tensor and moved.device.type == "cpu" and moved.tolist() == [0, 1, 2, 3]
+    for stays in (x.to(torch.float16), x.to("cuda"), x.cuda(), x.to(device="cuda:0", dtype=torch.float64)):
+        assert stays.device == torch.device("cuda", 0)
+
+
+def test_moving_to_a_pretend_gpu_keeps_the_parameter_objects_an_optimizer_holds():
+    from torch import nn
+
+    from helpers.pretend_cuda import moving_to_pretend_gpu
+
+    model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(torch.randn(4, 2)).sum().backward()
+    optimizer.step()
+    saved, weights = optimizer.state_dict(), {k: v.clone() for k, v in model.state_dict().items()}
+    devices = lambda tensors: {str(t.device) for t in tensors}                       # noqa: E731
+    with moving_to_pretend_gpu():
+        assert torch.ones(2).to("cuda").device.type == "cuda" and torch.ones(2).cuda().is_cuda
+        model.to("cuda")
+        assert devices(model.parameters()) == devices(model.buffers()) == {"cuda:0"}
+        assert all(p is q for p, q in zip(model.parameters(), optimizer.param_groups[0]["params"]))
+        model.load_state_dict(weights)                                                # a copy into them: still there
+        optimizer.load_state_dict(saved)                                              # onto each parameter's device
+        assert devices(model.parameters()) == devices(s["momentum_buffer"] for s in optimizer.state.values()) \
+            == {"cuda:0"}
+        model.cpu()
+        assert devices(model.parameters()) == {"cpu"} and torch.equal(model[0].weight, weights["0.weight"])
+    assert torch.__future__.get_swap_module_params_on_conversion() is False
+    assert torch.ones(1).to("cpu").device.type == "cpu"

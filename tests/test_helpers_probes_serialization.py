@@ -8,8 +8,8 @@ from torch import nn
 
 from helpers.checkpoints import save_as_if_on_cuda
 from helpers.probes_serialization import (
-    check_moved, check_moved_before_optimizer, check_same_state, TRAP, cpu_only_machine, load_weights_only,
-    GPU_RESUME_RNG, moves_of, payload_runs, restore_order, resume_on_gpu, scratch_file)
+    check_same_state, TRAP, cpu_only_machine, devices_after, load_weights_only, GPU_RESUME_RNG, payload_runs,
+    resume_on_gpu, scratch_file)
 
 
 def test_scratch_files_share_one_existing_folder():
@@ -118,26 +118,26 @@ def test_payload_runs_where_the_test_runs():
     assert asked == []
 
 
-def test_moves_of_notes_every_request_of_that_model_and_keeps_it():
-    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+@pytest.mark.parametrize("move", [lambda m, d: m.to(d), lambda m, d: m.to(device=torch.device(d), non_blocking=True),
+                                  lambda m, d: nn.Module.to(m, d), lambda m, d: m.cpu()])
+def test_devices_after_sees_a_model_on_a_gpu_moved_to_the_cpu(move):
+    model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
     state = {k: v.clone() for k, v in model.state_dict().items()}
-    move = nn.Module.to                                             # a name taken earlier sees it too
 
-    def requests(m):
-        assert m.to("cpu") is m
-        move(m, device=torch.device("cpu"), non_blocking=True)
-        m.to(torch.float32)                                          # no device: not a move
-        m[0].to("cpu")                                               # another module: not this model's move
-        m.cpu()
+    def load(m, device):
+        move(m, device)
+        m.load_state_dict(state)
 
-    moves = moves_of(model, requests, model)
-    assert moves == [torch.device("cpu")] * 3
-    check_same_state(model.state_dict(), state, "the probed model's state_dict")
-    check_moved(moves, "cpu", "f")
-    with pytest.raises(AssertionError, match="by f: expected cpu, got no move"):
-        check_moved(moves_of(model, lambda m: None, model), "cpu", "f")
-    with pytest.raises(AssertionError, match="expected cuda, got cpu"):
-        check_moved(moves, "cuda", "f")
+    assert devices_after(model, load, model, "cpu") == ["cpu"]
+
+
+def test_devices_after_sees_a_model_left_on_the_gpu():
+    model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    assert devices_after(model, lambda m: m.load_state_dict(state), model) == ["cuda:0"]     # loaded, not moved
+    assert devices_after(model, lambda m: m.to(torch.float64), model) == ["cuda:0"]          # no device: no move
+    assert devices_after(model, lambda m: m[0].to("cpu"), model) == ["cpu", "cuda:0"]        # one layer only
+    assert torch.__future__.get_swap_module_params_on_conversion() is False                 # as it was
 
 
 def _loader(optimizer_first: bool, through_cpu: bool):
@@ -166,30 +166,47 @@ def _checkpoint_file():
     return path, model, optimizer, scheduler
 
 
-def test_restore_order_sees_the_optimizer_loaded_before_the_move():
-    right = restore_order(_loader(False, True), *_checkpoint_file(), "cpu")
-    assert right == ["move", "optimizer"]
-    check_moved_before_optimizer(right, "load_checkpoint")
-    wrong = restore_order(_loader(True, True), *_checkpoint_file(), "cpu")
-    assert wrong == ["optimizer", "move"]
-    with pytest.raises(AssertionError, match="expected the model moved first"):
-        check_moved_before_optimizer(wrong, "load_checkpoint")
-
-
 def _restored(result) -> bool:
-    state, raised = result
-    return raised is None and torch.equal(state, GPU_RESUME_RNG)
+    return result["raised"] is None and torch.equal(result["rng"], GPU_RESUME_RNG)
+
+
+def test_resume_on_gpu_sees_where_the_model_and_the_optimizers_state_end():
+    right = resume_on_gpu(_loader(False, True))
+    assert _restored(right) and right["model"] == ["cuda:0"] and right["optimizer state"] == ["cuda:0"]
+    wrong = resume_on_gpu(_loader(True, True))                      # the optimizer's state loaded before the move
+    assert _restored(wrong) and wrong["model"] == ["cuda:0"] and wrong["optimizer state"] == ["cpu"]
+
+    def never_moved(path, model, optimizer, scheduler, device):
+        checkpoint = torch.load(path, map_location=device, weights_only=True)
+        model.load_state_dict(checkpoint["model"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+        torch.set_rng_state(checkpoint["rng"].cpu())
+
+    assert resume_on_gpu(never_moved)["model"] == ["cpu"]
+
+    def moved_by_hand(path, model, optimizer, scheduler, device):       # right: the buffers moved after the fact
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+        optimizer.load_state_dict(checkpoint["optimizer"])
+        model.to(device)
+        model.load_state_dict(checkpoint["model"])
+        for state in optimizer.state.values():
+            for key, value in state.items():
+                state[key] = value.to(device) if isinstance(value, torch.Tensor) else value
+        torch.set_rng_state(checkpoint["rng"])
+
+    moved = resume_on_gpu(moved_by_hand)
+    assert _restored(moved) and moved["model"] == ["cuda:0"] and moved["optimizer state"] == ["cuda:0"]
 
 
 def test_resume_on_gpu_sees_a_state_left_on_the_gpu_and_leaves_the_generator_as_it_was():
     before = torch.get_rng_state()
     assert _restored(resume_on_gpu(_loader(False, True)))
-    assert resume_on_gpu(_loader(False, False))[1] == "TypeError"     # refused as PyTorch does
+    assert resume_on_gpu(_loader(False, False))["raised"] == "TypeError"     # refused as PyTorch does
 
     def through_the_generator(path, model, optimizer, scheduler, device):    # held-out red team: no .cpu()
         torch.default_generator.set_state(torch.load(path, map_location=device, weights_only=True)["rng"])
 
-    assert resume_on_gpu(through_the_generator)[1] == "TypeError"
+    assert resume_on_gpu(through_the_generator)["raised"] == "TypeError"
     assert not _restored(resume_on_gpu(lambda *args: None))                  # nothing restored
     assert torch.equal(torch.get_rng_state(), before)
 
@@ -213,7 +230,7 @@ def test_resume_on_gpu_puts_the_state_on_the_gpu_wherever_map_location_names_one
         checkpoint = torch.load(path, map_location=map_location, weights_only=True)
         torch.set_rng_state(checkpoint["rng"] if fix is None else fix(checkpoint["rng"]))
         return checkpoint["epoch"] + 1
-    assert resume_on_gpu(load_checkpoint)[1] == "TypeError"
+    assert resume_on_gpu(load_checkpoint)["raised"] == "TypeError"
     assert _restored(resume_on_gpu(lambda *args: load_checkpoint(*args, fix=to_cpu)))
 
 
@@ -221,7 +238,7 @@ def test_every_probe_that_calls_the_students_function_asks_the_notebooks_process
     # Run in the judge instead, the student's function is called remotely and none of the probe's patches
     # (torch.load, torch.set_rng_state, torch.cuda.*) reaches it: the probe then reads what it did not see.
     import helpers.probes_serialization as probes
-    for name in ("on_cpu_only_machine", "spy_cuda_rng", "restore_order", "resume_on_gpu", "moves_of"):
+    for name in ("on_cpu_only_machine", "spy_cuda_rng", "resume_on_gpu", "devices_after"):
         assert hasattr(getattr(probes, name), "__wrapped__"), f"{name} is not marked @asks_notebook"
 
 
@@ -286,8 +303,7 @@ def test_the_probes_see_torchs_functions_under_names_of_the_students_own():
     namespace: dict = {}
     exec(_ALIASES, namespace)
     aliased = namespace["load_checkpoint"]
-    assert restore_order(aliased, *_checkpoint_file(), "cpu") == ["optimizer", "move"]
-    assert resume_on_gpu(aliased)[1] == "TypeError"
+    assert resume_on_gpu(aliased)["raised"] == "TypeError"
     path, model, optimizer, scheduler = _checkpoint_file()
     gpu_state = torch.Generator().manual_seed(7).get_state()
     checkpoint = torch.load(path, weights_only=True)
