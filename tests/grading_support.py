@@ -13,7 +13,7 @@ from course.checkout import Course
 from course.fixtures import answers
 from course.fixtures.answers import GradedAssignment, KeptAnswer  # noqa: F401 - for the tests' annotations
 from course.notebook import cells
-from course.plugins.feedback import hidden_lines
+from course.notebook.cells import hidden_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = Course(ROOT)

@@ -18,7 +18,7 @@ from demo_class import ASSIGNMENT, STUDENTS, copy_of, graded_demo
 
 from course.grading import gradebooks
 from course.tools.demo import DEMO_CELL_TIMEOUT, ROSTER
-from course.plugins.feedback import hidden_lines
+from course.notebook.cells import hidden_lines
 from course.grading.batch import grade
 from course.grading.contract import GradeOptions
 from course.grading.sandbox.policy import Limits

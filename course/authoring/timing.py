@@ -127,16 +127,8 @@ def _lines(text: str) -> int:
 
 def _answer_lines(source: str) -> int:
     """Code lines of a solution cell's reference answer: between the solution markers, not blank, not a comment."""
-    count, inside = 0, False
-    for line in source.splitlines():
-        text = line.strip()
-        if text == cells.SOLUTION_BEGIN:
-            inside = True
-        elif text == cells.SOLUTION_END:
-            inside = False
-        elif inside and text and not text.startswith("#"):
-            count += 1
-    return count
+    return sum(1 for line, region in cells.regions(source)
+               if region == cells.SOLUTION and line.strip() and not line.strip().startswith("#"))
 
 
 def timing(nb) -> Timing:

@@ -5,6 +5,10 @@ import nbformat
 SOLUTION_BEGIN, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 MARKERS = (SOLUTION_BEGIN, SOLUTION_END, HIDDEN_BEGIN, HIDDEN_END)
+# What a line of a cell is, as `regions` reads the markers: inside a solution, inside hidden tests, or a marker.
+SOLUTION, HIDDEN, MARKER = "solution", "hidden tests", "marker"
+_OPENS = {SOLUTION_BEGIN: SOLUTION, HIDDEN_BEGIN: HIDDEN}
+_CLOSES = {SOLUTION_END: SOLUTION, HIDDEN_END: HIDDEN}
 HIDDEN_NOTE = "# (hidden tests: not shown)"     # what stands where hidden tests were cut out
 
 
@@ -51,17 +55,27 @@ def is_test(cell) -> bool:
     return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
-def classify_lines(source: str):
-    """Yield (line, is_secret) for each non-marker line: secret lines are solution or hidden-test code."""
+def regions(source: str):
+    """Yield (line, region) for each line of `source`: SOLUTION or HIDDEN from a region's begin marker to its own
+    end marker, None outside, MARKER for the marker lines that open or close one (inside a region, another
+    marker is a line of it, as nbgrader reads them). The one reading of the markers; everything that asks which
+    lines are secret, hidden or the answer builds on it."""
     inside = None
     for line in source.splitlines():
         stripped = line.strip()
-        if stripped in (SOLUTION_BEGIN, HIDDEN_BEGIN):
-            inside = stripped
-        elif stripped in (SOLUTION_END, HIDDEN_END):
+        if inside is None and stripped in MARKERS:
+            inside = _OPENS.get(stripped)          # a stray end marker opens nothing
+            yield line, MARKER
+        elif inside is not None and _CLOSES.get(stripped) == inside:
             inside = None
+            yield line, MARKER
         else:
-            yield line, inside is not None
+            yield line, inside
+
+
+def classify_lines(source: str):
+    """Yield (line, is_secret) for each non-marker line: secret lines are solution or hidden-test code."""
+    return ((line, region is not None) for line, region in regions(source) if region != MARKER)
 
 
 def without_markers(source: str) -> str:
@@ -94,18 +108,19 @@ def exercises(nb) -> list[str]:
 
 
 def without_hidden(source: str) -> str:
-    """`source` with each hidden-test region replaced by one HIDDEN_NOTE line.
-
-    Self-contained (no names but the markers): `course.grading.integrity` runs it in student kernels.
-    """
-    out, inside = [], False
-    for line in source.splitlines():
+    """`source` with each hidden-test region replaced by one HIDDEN_NOTE line."""
+    out = []
+    for line, region in regions(source):
         stripped = line.strip()
-        if stripped == HIDDEN_BEGIN:
-            inside = True
+        if region == MARKER and stripped == HIDDEN_BEGIN:
             out.append(line[: len(line) - len(line.lstrip())] + HIDDEN_NOTE)
-        elif stripped == HIDDEN_END:
-            inside = False
-        elif not inside:
+        elif region != HIDDEN and not (region == MARKER and stripped == HIDDEN_END):
             out.append(line)
     return "\n".join(out)
+
+
+def hidden_lines(source: str) -> list[str]:
+    """The lines of `source` between the hidden-test markers that could identify the test (stripped; not short,
+    not a comment)."""
+    return [line.strip() for line, region in regions(source)
+            if region == HIDDEN and len(line.strip()) >= 8 and not line.strip().startswith("#")]

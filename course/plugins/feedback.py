@@ -34,24 +34,10 @@ from nbconvert.utils.base import NbConvertBase
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from course.notebook import cells
-from course.notebook.cells import HIDDEN_BEGIN, HIDDEN_END, without_hidden
+from course.notebook.cells import HIDDEN_BEGIN, hidden_lines, without_hidden
 
 REDACTED = "[hidden test code]"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
-def hidden_lines(source: str) -> list[str]:
-    """The lines of `source` between the hidden-test markers that could identify the test."""
-    lines, inside = [], False
-    for line in source.splitlines():
-        stripped = line.strip()
-        if stripped == HIDDEN_BEGIN:
-            inside = True
-        elif stripped == HIDDEN_END:
-            inside = False
-        elif inside and len(stripped) >= 8 and not stripped.startswith("#"):
-            lines.append(stripped)
-    return lines
 
 
 class HideHiddenTests(NbGraderPreprocessor):
