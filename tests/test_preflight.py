@@ -8,7 +8,7 @@ from nbgrader.api import Gradebook
 
 import course.notebook.nbgrader_runs as nbgrader_runs
 from course.checkout import Course
-from course.grading import preflight
+from course.grading import nbgrader_settings, preflight
 from course.grading.gradebooks import quick_schema_stamp
 from course.notebook.nbgrader_runs import NbgraderError
 
@@ -59,15 +59,18 @@ def api(monkeypatch, tmp_path):
 
 def test_register_generates_the_assignment_into_the_class_gradebook_with_the_configs(api, tmp_path):
     course = Course(tmp_path / "course")
-    preflight.register(course, "a1", tmp_path / "scratch", "sqlite:///class.db", [str(tmp_path / "config")])
+    run_config = nbgrader_settings.load([tmp_path / "config"])
+    preflight.register(course, "a1", tmp_path / "scratch", "sqlite:///class.db", run_config)
     assert api == [(course, ["a1"], tmp_path / "scratch")]
     (coursedir, config), call = _API.made
     assert call == ("a1", True, True)
     assert coursedir.root == str(tmp_path / "scratch") and coursedir.db_url == "sqlite:///class.db"
-    assert config.Exchange.timezone == "Zulu"       # read from the configuration folders
+    assert config.Exchange.timezone == "Zulu"       # the run's configuration
+    assert "root" not in run_config.CourseDirectory     # a copy was pointed at the scratch folder, not the run's
 
 
 def test_a_failed_generate_assignment_raises_with_nbgraders_account(api, tmp_path):
     _API.answer = {"success": False, "log": "[GenerateAssignment] checksum mismatch\n", "error": "Traceback ..."}
     with pytest.raises(NbgraderError, match="generate_assignment a1 failed:\n.*checksum mismatch\nTraceback"):
-        preflight.register(Course(tmp_path), "a1", tmp_path / "scratch", "sqlite:///class.db", [])
+        preflight.register(Course(tmp_path), "a1", tmp_path / "scratch", "sqlite:///class.db",
+                           nbgrader_settings.load([]))

@@ -1,8 +1,7 @@
-"""course.grading.worker, the parts that run without a kernel: nbgrader's configuration, what a failure's
+"""course.grading.worker, the parts that run without a kernel: what a failure's
 log and line say, and that grading a submission never raises. Grading itself runs end to end in
 tests/test_grade_mechanics.py and tests/test_grade_batch.py."""
 
-import json
 
 import pytest
 
@@ -16,22 +15,6 @@ def _job(tmp_path, **changes) -> Job:
                   source=str(tmp_path / "source" / "a1"), template_db=str(tmp_path / "template.db"),
                   config_dirs=(), scratch=str(tmp_path / "scratch"), sandbox_json=Sandbox(bwrap=None).to_json())
     return Job(**(fields | changes))
-
-
-def test_load_config_merges_the_folders_in_order_json_over_py(tmp_path):
-    low, high = tmp_path / "low", tmp_path / "high"
-    low.mkdir()
-    high.mkdir()
-    (low / "nbgrader_config.py").write_text("c = get_config()\nc.Execute.timeout = 10\nc.Exchange.timezone = 'A'\n")
-    (low / "nbgrader_config.json").write_text(json.dumps({"Execute": {"timeout": 20}}))
-    (high / "nbgrader_config.py").write_text("c = get_config()\nc.Exchange.timezone = 'B'\n")
-    config = worker.load_config([str(low), str(high), str(tmp_path / "absent")])
-    assert config.Execute.timeout == 20             # the folder's JSON over its .py
-    assert config.Exchange.timezone == "B"          # a later folder over an earlier one
-
-
-def test_load_config_of_no_folder_is_empty():
-    assert dict(worker.load_config([])) == {}
 
 
 def test_grading_never_raises_a_failure_of_the_graders_is_a_result(tmp_path):

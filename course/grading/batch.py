@@ -39,6 +39,7 @@ import warnings
 from pathlib import Path
 
 from course.checkout import Course
+from course.grading import nbgrader_settings
 from course.grading.commit import commit, disk_full, drop_csv_rows, record
 from course.grading.contract import (
     RESULT_FORMAT,
@@ -119,155 +120,198 @@ def _end_on_sigterm():
     return signal.signal(signal.SIGTERM, interrupt)
 
 
-def _grade(course: Course, class_dir: Path, assignments: list[str], options: GradeOptions, say,
-           todo, pool, sandbox, unsandboxed, started) -> GradeRun:
-    from course.grading import gradebooks
-    from course.grading.contract import Job
-    from course.grading.worker import load_config
+class _Run:
+    """One run, once its workers and sandbox are up: the assignments defined (`register`), the jobs planned
+    (`plan`), each result recorded as it comes (`on_result`), then the run's bookkeeping and report (`finish`).
+    What it has recorded so far is in `graded`, `problems`, `ungraded` and `skipped`."""
 
-    config_dirs = nbgrader_config_dirs(course, class_dir)
-    config = load_config(config_dirs)
-    course_id = config.CourseDirectory.get("course_id", "default_course")
-    db_url = ClassDir(class_dir).db_url
-    state = ClassDir(class_dir).state
-    tmp = Path(tempfile.mkdtemp(prefix="course-grade-"))
-    os.chmod(tmp, 0o755)   # the sandbox uid must reach its own folders below this one
-    try:
-        definitions, templates = {}, {}
+    def __init__(self, course: Course, class_dir: Path, assignments: list[str], options: GradeOptions, say,
+                 sandbox, unsandboxed, started: float, tmp: Path):
+        self.course, self.class_dir, self.assignments, self.options, self.say = course, class_dir, assignments, \
+            options, say
+        self.sandbox, self.unsandboxed, self.started, self.tmp = sandbox, unsandboxed, started, tmp
+        self.config_dirs = nbgrader_settings.folders(course, class_dir)
+        self.config = nbgrader_settings.load(self.config_dirs)      # once per run: every step below reads it
+        self.db_url = ClassDir(class_dir).db_url
+        self.templates: dict[str, Path] = {}
+        self.graded: list[tuple[str, str]] = []
+        self.skipped: list[tuple[str, str]] = []
+        self.problems: dict = {}
+        self.ungraded: dict[tuple[str, str], str] = {}
+        self.per_job: dict[tuple[str, str], float] = {}
+        self.stopped: list[str] = []
+
+    def register(self, todo) -> dict[str, str]:
+        """Each assignment of `todo` defined in the gradebook and copied for the workers; its definition's digest."""
+        from course.grading import gradebooks
+
+        course_id = self.config.CourseDirectory.get("course_id", "default_course")
+        definitions = {}
         for assignment in sorted({a for _, a in todo}):
-            if not gradebooks.has_assignment(db_url, assignment):
-                say(f"registering {assignment} in the gradebook (nbgrader generate_assignment) ...", flush=True)
-                register(course, assignment, tmp / "register", db_url, config_dirs)
-            templates[assignment] = tmp / "templates" / f"{assignment}.db"
-            templates[assignment].parent.mkdir(exist_ok=True)
-            gradebooks.copy_definitions(db_url, f"sqlite:///{templates[assignment]}", assignment, course_id)
-            definitions[assignment] = gradebooks.definition_digest(db_url, assignment)
+            if not gradebooks.has_assignment(self.db_url, assignment):
+                self.say(f"registering {assignment} in the gradebook (nbgrader generate_assignment) ...", flush=True)
+                register(self.course, assignment, self.tmp / "register", self.db_url, self.config)
+            self.templates[assignment] = self.tmp / "templates" / f"{assignment}.db"
+            self.templates[assignment].parent.mkdir(exist_ok=True)
+            gradebooks.copy_definitions(self.db_url, f"sqlite:///{self.templates[assignment]}", assignment, course_id)
+            definitions[assignment] = gradebooks.definition_digest(self.db_url, assignment)
+        return definitions
 
-        jobs, skipped, stored_problems, ungraded = [], [], {}, {}
+    def plan(self, todo, definitions: dict[str, str]) -> list:
+        """(job, digest, done-marker) for each submission of `todo` to grade, longest first; the unusable ones are
+        ungraded with the reason, the unchanged ones skipped with their stored problems."""
+        from course.grading.contract import Job
+
+        jobs = []
         for student, assignment in todo:
-            unusable = unusable_id(student) or unusable_folder(ClassDir(class_dir).submitted(student, assignment))
+            submitted = ClassDir(self.class_dir).submitted(student, assignment)
+            unusable = unusable_id(student) or unusable_folder(submitted)
             if unusable:
-                ungraded[(student, assignment)] = unusable
+                self.ungraded[(student, assignment)] = unusable
                 continue
-            submitted = ClassDir(class_dir).submitted(student, assignment)
             try:
                 digest = {"submission": fingerprint(submitted), "definition": definitions[assignment],
                           "format": RESULT_FORMAT}
             except OSError as error:    # a folder that changes or breaks while it is read: this one's, never the run's
-                ungraded[(student, assignment)] = f"not graded: its folder could not be read ({type(error).__name__})"
+                self.ungraded[(student, assignment)] = \
+                    f"not graded: its folder could not be read ({type(error).__name__})"
                 continue
-            marker = ClassDir(class_dir).done_marker(student, assignment)
-            stored = done_problems(marker, digest) if not options.force else None
+            marker = ClassDir(self.class_dir).done_marker(student, assignment)
+            stored = done_problems(marker, digest) if not self.options.force else None
             if stored is not None:
-                skipped.append((student, assignment))
-                stored_problems[(student, assignment)] = stored
+                self.skipped.append((student, assignment))
+                self.problems[(student, assignment)] = stored
                 continue
             jobs.append((Job(assignment=assignment, student=student, submission=str(submitted),
-                             source=str(course.source_dir(assignment)), template_db=str(templates[assignment]),
-                             config_dirs=tuple(map(str, config_dirs)),
-                             scratch=str(tmp / "jobs" / str(len(jobs))),    # short: ids may be long
-                             sandbox_json=sandbox.to_json(), feedback=options.feedback), digest, marker))
-
+                             source=str(self.course.source_dir(assignment)),
+                             template_db=str(self.templates[assignment]),
+                             config_dirs=tuple(map(str, self.config_dirs)),
+                             scratch=str(self.tmp / "jobs" / str(len(jobs))),    # short: ids may be long
+                             sandbox_json=self.sandbox.to_json(), feedback=self.options.feedback), digest, marker))
         # Longest first, so that the last notebook to finish does not start last: the time a
         # submission of this assignment took before, or else the size of its source notebook.
-        jobs.sort(key=lambda j: -expected_seconds(state, course, j[0].assignment))
-        if unsandboxed:
-            say(f"WARNING: grading WITHOUT a sandbox (--allow-unsandboxed): {unsandboxed}", file=sys.stderr)
-        if skipped:
-            say(f"{len(skipped)} submission(s) already graded and unchanged: skipped (--force regrades them)")
-        problems = dict(stored_problems)
-        graded, per_job = [], {}
-        if jobs:
-            progress = Progress(len(jobs), say)
-            by_job = {id(job): (digest, marker) for job, digest, marker in jobs}
-            hard_limit = options.limits.notebook_timeout * max_notebooks(templates) + 300
-            attempts: dict[tuple[str, str], int] = {}
-            first_failures: list[str | None] = []    # per submission, in finishing order: its first attempt's failure
-            stopped: list[str] = []
+        state = ClassDir(self.class_dir).state
+        jobs.sort(key=lambda j: -expected_seconds(state, self.course, j[0].assignment))
+        return jobs
 
-            def on_result(job, result: GradeResult):
-                from course.grading.pool import STOP
+    def grade(self, pool, jobs) -> None:
+        """Run `jobs` on `pool`, recording each result as it comes; GradingStopped when the run must stop."""
+        self.progress = Progress(len(jobs), self.say)
+        self.saved = {id(job): (digest, marker) for job, digest, marker in jobs}
+        self.attempts: dict[tuple[str, str], int] = {}
+        self.first_failures: list[str | None] = []   # per submission, in finishing order: its first attempt's failure
+        self.jobs = len(jobs)
+        hard_limit = self.options.limits.notebook_timeout * max_notebooks(self.templates) + 300
+        pool.run([job for job, _, _ in jobs], hard_limit, on_start=self.progress.started, on_result=self.on_result)
+        self.progress.close()
+        if self.stopped:
+            _record(self.class_dir, self.db_url, self.graded, self.problems, self.ungraded)   # what finished stands
+            raise GradingStopped(self.stopped[0])
+        for job, _, _ in jobs:     # a run that stopped early: what never finished is not graded either
+            key = (job.student, job.assignment)
+            if key not in self.graded and key not in self.ungraded:
+                self.ungraded[key] = "not graded: the run stopped before it"
 
-                key = (job.student, job.assignment)
-                attempts[key] = attempts.get(key, 0) + 1
-                failure = result.failure
-                if attempts[key] == 1:
-                    first_failures.append(failure and failure.kind)
-                if failure:
-                    shutil.rmtree(job.scratch, ignore_errors=True)
-                    why = f"{failure.kind}: {failure.detail}"
-                    if result.log:   # what nbgrader and the kernel said, for the TA, where there is room
-                        with contextlib.suppress(OSError):
-                            _write_log(by_job[id(job)][1], result.log)
-                    if failure.kind is FailureKind.SETUP_FAILED and not any(a == job.assignment for _, a in graded):
-                        # The instructor's setup cells ran first, before any student code: every submission of
-                        # this assignment would fail there (a setup that passed once may fail once: retried).
-                        stopped.append(f"the setup cells fail in the sandbox, so every submission would: "
-                                       f"{failure.detail}; {NOTHING_RECORDED}")
-                        return STOP
-                    if stopped or (_same_failure(first_failures) and not graded):
-                        stopped.append(f"the first {SAME_FAILURE_STOPS} submissions all failed the same way "
-                                       f"before any student code could be blamed ({why}); {NOTHING_RECORDED}")
-                        return STOP
-                    # A job that ran past the hard limit would most likely run past it again: not retried.
-                    if attempts[key] <= options.retries and failure.kind is not FailureKind.HARD_LIMIT:
-                        progress.retry(job, why)
-                        return True
-                    ungraded[key] = f"{why} ({attempts[key]} attempts)"
-                    progress.finished(job, False, len(result.problems), result.seconds)
-                    return None
-                ungraded.pop(key, None)
-                try:
-                    _commit(class_dir, db_url, job, result, by_job[id(job)], config_dirs, options.feedback)
-                except Exception as error:  # noqa: BLE001 - recording one submission failed: never the run's end
-                    why = f"{FailureKind.RECORD_FAILED}: {type(error).__name__}: {error}"
-                    ungraded[key] = why
-                    progress.finished(job, False, len(result.problems), result.seconds)
-                    if disk_full(error):
-                        stopped.append(_disk_full_message(
-                            class_dir, error, graded, f"{len(jobs) - len(graded)} are not (among them the one "
-                            f"being recorded, {job.assignment}/{job.student})"))
-                        return STOP
-                    return None
-                finally:
-                    shutil.rmtree(job.scratch, ignore_errors=True)
-                problems[key] = list(result.problems)
-                graded.append(key)
-                per_job[key] = result.seconds or 0.0
-                progress.finished(job, result.graded, len(result.problems), result.seconds)
-                return None
-
-            pool.run([job for job, _, _ in jobs], hard_limit, on_start=progress.started, on_result=on_result)
-            progress.close()
-            if stopped:
-                _record(class_dir, db_url, graded, problems, ungraded)     # what finished before the stop stands
-                raise GradingStopped(stopped[0])
-            for job, _, _ in jobs:     # a run that stopped early: what never finished is not graded either
-                key = (job.student, job.assignment)
-                if key not in graded and key not in ungraded:
-                    ungraded[key] = "not graded: the run stopped before it"
-
-        _record(class_dir, db_url, graded, problems, ungraded)
-        all_scores = gradebooks.scores(db_url, assignments)
+    def on_result(self, job, result: GradeResult):
+        """The executor's callback: True to retry `job`, STOP to end the run, None when it is settled."""
+        key = (job.student, job.assignment)
+        self.attempts[key] = self.attempts.get(key, 0) + 1
+        if self.attempts[key] == 1:
+            self.first_failures.append(result.failure and result.failure.kind)
+        if result.failure:
+            return self._failed(job, result)
+        self.ungraded.pop(key, None)
         try:
-            drop_csv_rows(ClassDir(class_dir).grades_csv, {k for k in ungraded if k not in all_scores})
+            _commit(self.class_dir, self.db_url, job, result, self.saved[id(job)], self.config, self.options.feedback)
+        except Exception as error:  # noqa: BLE001 - recording one submission failed: never the run's end
+            from course.grading.pool import STOP
+
+            self.ungraded[key] = f"{FailureKind.RECORD_FAILED}: {type(error).__name__}: {error}"
+            self.progress.finished(job, False, len(result.problems), result.seconds)
+            if disk_full(error):
+                self.stopped.append(_disk_full_message(
+                    self.class_dir, error, self.graded, f"{self.jobs - len(self.graded)} are not (among them the "
+                    f"one being recorded, {job.assignment}/{job.student})"))
+                return STOP
+            return None
+        finally:
+            shutil.rmtree(job.scratch, ignore_errors=True)
+        self.problems[key] = list(result.problems)
+        self.graded.append(key)
+        self.per_job[key] = result.seconds or 0.0
+        self.progress.finished(job, result.graded, len(result.problems), result.seconds)
+        return None
+
+    def _failed(self, job, result: GradeResult):
+        """A job that came back with the grader's failure, not a grade: retried, ungraded, or the run's end."""
+        from course.grading.pool import STOP
+
+        key, failure = (job.student, job.assignment), result.failure
+        shutil.rmtree(job.scratch, ignore_errors=True)
+        why = f"{failure.kind}: {failure.detail}"
+        if result.log:   # what nbgrader and the kernel said, for the TA, where there is room
+            with contextlib.suppress(OSError):
+                _write_log(self.saved[id(job)][1], result.log)
+        if failure.kind is FailureKind.SETUP_FAILED and not any(a == job.assignment for _, a in self.graded):
+            # The instructor's setup cells ran first, before any student code: every submission of
+            # this assignment would fail there (a setup that passed once may fail once: retried).
+            self.stopped.append(f"the setup cells fail in the sandbox, so every submission would: "
+                                f"{failure.detail}; {NOTHING_RECORDED}")
+            return STOP
+        if self.stopped or (_same_failure(self.first_failures) and not self.graded):
+            self.stopped.append(f"the first {SAME_FAILURE_STOPS} submissions all failed the same way "
+                                f"before any student code could be blamed ({why}); {NOTHING_RECORDED}")
+            return STOP
+        # A job that ran past the hard limit would most likely run past it again: not retried.
+        if self.attempts[key] <= self.options.retries and failure.kind is not FailureKind.HARD_LIMIT:
+            self.progress.retry(job, why)
+            return True
+        self.ungraded[key] = f"{why} ({self.attempts[key]} attempts)"
+        self.progress.finished(job, False, len(result.problems), result.seconds)
+        return None
+
+    def finish(self, todo) -> GradeRun:
+        """Flags, comments and grades.csv for what was graded, the table and the report."""
+        from course.grading import gradebooks
+
+        _record(self.class_dir, self.db_url, self.graded, self.problems, self.ungraded)
+        all_scores = gradebooks.scores(self.db_url, self.assignments)
+        try:
+            drop_csv_rows(ClassDir(self.class_dir).grades_csv, {k for k in self.ungraded if k not in all_scores})
         except OSError as error:
-            _stop_if_disk_full(error, class_dir, graded)
+            _stop_if_disk_full(error, self.class_dir, self.graded)
             raise
         wanted = set(todo)
-        run = GradeRun(class_dir=class_dir, assignments=assignments,
+        run = GradeRun(class_dir=self.class_dir, assignments=self.assignments,
                        scores={k: v for k, v in all_scores.items() if k in wanted},
-                       problems={k: v for k, v in problems.items() if v}, graded=graded, skipped=skipped,
-                       seconds=time.perf_counter() - started, seconds_per_job=per_job, unsandboxed=unsandboxed,
-                       ungraded=ungraded)
-        present(run, sandbox)
+                       problems={k: v for k, v in self.problems.items() if v}, graded=self.graded,
+                       skipped=self.skipped, seconds=time.perf_counter() - self.started,
+                       seconds_per_job=self.per_job, unsandboxed=self.unsandboxed, ungraded=self.ungraded)
+        present(run, self.sandbox)
         try:
             # A folder name that is not UTF-8 is in the report as its escapes, never an error.
-            ClassDir(class_dir).report.write_text(run.report + "\n", encoding="utf-8", errors="backslashreplace")
+            ClassDir(self.class_dir).report.write_text(run.report + "\n", encoding="utf-8",
+                                                        errors="backslashreplace")
         except OSError as error:
-            _stop_if_disk_full(error, class_dir, graded)
+            _stop_if_disk_full(error, self.class_dir, self.graded)
             raise
         return run
+
+
+def _grade(course: Course, class_dir: Path, assignments: list[str], options: GradeOptions, say,
+           todo, pool, sandbox, unsandboxed, started) -> GradeRun:
+    tmp = Path(tempfile.mkdtemp(prefix="course-grade-"))
+    os.chmod(tmp, 0o755)   # the sandbox uid must reach its own folders below this one
+    try:
+        run = _Run(course, class_dir, assignments, options, say, sandbox, unsandboxed, started, tmp)
+        jobs = run.plan(todo, run.register(todo))
+        if unsandboxed:
+            say(f"WARNING: grading WITHOUT a sandbox (--allow-unsandboxed): {unsandboxed}", file=sys.stderr)
+        if run.skipped:
+            say(f"{len(run.skipped)} submission(s) already graded and unchanged: skipped (--force regrades them)")
+        if jobs:
+            run.grade(pool, jobs)
+        return run.finish(todo)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -304,14 +348,14 @@ def unusable_folder(submitted: Path) -> str | None:
     return None
 
 
-def _commit(class_dir: Path, db_url: str, job, result: GradeResult, saved, config_dirs, feedback: bool) -> None:
+def _commit(class_dir: Path, db_url: str, job, result: GradeResult, saved, config, feedback: bool) -> None:
     """Record one finished submission: its notebooks, feedback and grades (`commit`), then its done-marker and
     nbgrader's log, last, so that a submission whose recording failed half-way is graded again by the next run."""
     from course.grading import gradebooks
 
     digest, marker = saved
     record = result.record or gradebooks.zero_result(f"sqlite:///{job.template_db}", job.assignment)
-    commit(class_dir, db_url, job, result, record, config_dirs, feedback)
+    commit(class_dir, db_url, job, result, record, config, feedback)
     if result.log:   # nbgrader's own account of a failure, for the TA
         _write_log(marker, result.log)
     write_done(marker, digest, result)
@@ -349,12 +393,3 @@ def _same_failure(first_failures: list[str | None]) -> bool:
     """Did the first SAME_FAILURE_STOPS submissions all fail the same grader's way?"""
     first = first_failures[:SAME_FAILURE_STOPS]
     return len(first) == SAME_FAILURE_STOPS and first[0] is not None and len(set(first)) == 1
-
-
-def nbgrader_config_dirs(course: Course, class_dir: Path) -> list[Path]:
-    from jupyter_core.paths import jupyter_config_path
-
-    dirs = [Path(p) for p in reversed(jupyter_config_path())]
-    class_config = class_dir / "nbgrader_config.py"
-    dirs.append(class_dir if class_config.is_file() else course.root)
-    return dirs

@@ -46,16 +46,17 @@ def drop_csv_rows(path: Path, pairs: set[tuple[str, str]]) -> None:
         writer.writerows(kept)
 
 
-def commit(class_dir: Path, db_url: str, job, result: GradeResult, record: dict, config_dirs, feedback: bool) -> None:
+def commit(class_dir: Path, db_url: str, job, result: GradeResult, record: dict, config, feedback: bool) -> None:
     """Copy a finished submission's autograded notebooks and feedback into the class folder and merge `record`
-    (nbgrader's, or the zero record of one that gave none) into the gradebook."""
+    (nbgrader's, or the zero record of one that gave none) into the gradebook; `config`: the run's nbgrader
+    configuration (course.grading.nbgrader_settings)."""
     from course.grading import gradebooks
 
     replace_tree(result.autograded, ClassDir(class_dir).autograded(job.student, job.assignment))
     replace_tree(result.feedback, ClassDir(class_dir).feedback(job.student, job.assignment))
     gradebooks.merge_autograde(db_url, job.assignment, job.student, record)
     if feedback and result.autograded and gradebooks.has_manual_scores(db_url, job.assignment, job.student):
-        feedback_here(class_dir, db_url, job, config_dirs)
+        feedback_here(class_dir, db_url, job, config)
 
 
 def replace_tree(src: str | None, dst: Path) -> None:
@@ -111,19 +112,17 @@ def disk_full(error: BaseException) -> bool:
     return False
 
 
-def feedback_here(class_dir: Path, db_url: str, job, config_dirs) -> None:
+def feedback_here(class_dir: Path, db_url: str, job, config) -> None:
     """Feedback from the real gradebook, for a submission a grader has already scored by hand."""
     import glob
 
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
-    from course.grading.worker import load_config
+    from course.grading.nbgrader_settings import pointed_at
     from course.plugins import feedback
 
-    config = load_config(config_dirs)
-    config.CourseDirectory.root = str(class_dir)
-    config.CourseDirectory.db_url = db_url
+    config = pointed_at(config, class_dir, db_url)
     feedback.configure(config)
     # nbgrader reads the id as a glob pattern (an id may hold `[`, `*` or `?`), then takes the id back from
     # the path it found: escaped, it finds exactly this student's folder.

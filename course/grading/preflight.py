@@ -11,18 +11,17 @@ from pathlib import Path
 from course.checkout import Course
 
 
-def register(course: Course, assignment: str, scratch: Path, db_url: str, config_dirs) -> None:
-    """nbgrader's generate_assignment from source/ into the class gradebook (its release output is dropped)."""
+def register(course: Course, assignment: str, scratch: Path, db_url: str, config) -> None:
+    """nbgrader's generate_assignment from source/ into the class gradebook (its release output is dropped);
+    `config`: the run's nbgrader configuration (course.grading.nbgrader_settings)."""
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
-    from course.grading.worker import load_config
+    from course.grading.nbgrader_settings import pointed_at
     from course.notebook.nbgrader_runs import NbgraderError, scratch_course
 
     scratch_course(course, [assignment], scratch)     # source/ with the course's placeholders filled in
-    config = load_config(config_dirs)
-    config.CourseDirectory.root = str(scratch)
-    config.CourseDirectory.db_url = db_url
+    config = pointed_at(config, scratch, db_url)
     result = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config).generate_assignment(
         assignment, force=True, create=True)
     if not result["success"]:

@@ -20,7 +20,7 @@ import time
 import traceback
 from pathlib import Path
 
-from course.grading import gradebooks
+from course.grading import gradebooks, nbgrader_settings
 from course.grading.active_content import given_markdown, make_inert_folder
 from course.grading.contract import (
     EVENTS_FILE,
@@ -53,20 +53,6 @@ from course.grading.scratch import (
     strip_links,
 )
 from course.notebook.classdir import ClassDir
-
-
-def load_config(config_dirs):
-    """nbgrader's configuration as `nbgrader` itself would load it from these folders."""
-    from traitlets.config import Config
-    from traitlets.config.loader import JSONFileConfigLoader, PyFileConfigLoader
-
-    config = Config()
-    for folder in config_dirs:
-        for loader, ext in ((PyFileConfigLoader, ".py"), (JSONFileConfigLoader, ".json")):
-            path = Path(folder) / f"nbgrader_config{ext}"
-            if path.is_file():
-                config.merge(loader(path.name, path=str(folder)).load_config())
-    return config
 
 
 def grade_submission(job: Job) -> GradeResult:
@@ -202,9 +188,7 @@ def _api(job: Job, scratch: Path):
     from course.grading.execute import GuardedExecute
     from course.plugins import feedback
 
-    config = load_config(job.config_dirs)
-    config.CourseDirectory.root = str(scratch)
-    config.CourseDirectory.db_url = gradebook_url(scratch)
+    config = nbgrader_settings.pointed_at(nbgrader_settings.load(job.config_dirs), scratch, gradebook_url(scratch))
     # nbgrader's own list, whatever its version, with Execute swapped for GuardedExecute.
     default = Autograde.class_traits()["autograde_preprocessors"].make_dynamic_default()
     if Execute not in default:      # test cells would run in the student's kernel: never grade so
