@@ -370,6 +370,8 @@ class _MovesToPretendGPU(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if getattr(func, "__self__", None) is torch.Tensor.data and func.__name__ == "__set__":
+            return _set_data(func, *args)
         towards_gpu = func is torch.Tensor.cuda or (func is torch.Tensor.to and _names(_towards_cuda, args, kwargs))
         if not towards_gpu or isinstance(args[0], LooksOnCUDA):
             return func(*args, **kwargs)
@@ -382,13 +384,27 @@ class _MovesToPretendGPU(TorchFunctionMode):
         return moved.as_subclass(LooksOnCUDA)
 
 
+def _set_data(set_data, tensor, value):
+    """`tensor.data = value` moves `tensor` where `value` is (PyTorch allows it between a CPU and a GPU): across
+    the pretend GPU's edge, the tensor's class, which says where it is, follows."""
+    set_data(tensor, value)
+    if isinstance(value, LooksOnCUDA) and not isinstance(tensor, LooksOnCUDA):
+        is_param = isinstance(tensor, nn.Parameter)
+        tensor.__class__ = LooksOnCUDA
+        if is_param:
+            tensor._is_param = True
+    elif isinstance(tensor, LooksOnCUDA) and not isinstance(value, LooksOnCUDA):
+        tensor.__class__ = nn.Parameter if tensor.__dict__.pop("_is_param", False) else torch.Tensor
+
+
 @contextlib.contextmanager
 def moving_to_pretend_gpu():
     """Inside the block, data on the CPU moved to CUDA (`.to("cuda")`, `.cuda()`, a module's too) lands on the pretend
-    GPU, and a module moved either way has each parameter object replaced by the moved one, so that its `.device`
-    says where it now is. (By default `Module.to` keeps each parameter object and sets its `.data`; a pretend
-    tensor's device is its class, which that would keep. Swapping them is PyTorch's own option for tensor
-    subclasses, `torch.__future__.set_swap_module_params_on_conversion`, set here for the block.)"""
+    GPU, `t.data = moved` moves `t` as it does on a GPU, and a module moved either way has each parameter object
+    replaced by the moved one, so that its `.device` says where it now is. (By default `Module.to` keeps each
+    parameter object and sets its `.data`; a pretend tensor's device is its class, which that would keep.
+    Swapping them is PyTorch's option for subclasses, `torch.__future__.set_swap_module_params_on_conversion`,
+    set here for the block.)"""
     swapping = torch.__future__.get_swap_module_params_on_conversion()
     torch.__future__.set_swap_module_params_on_conversion(True)
     try:

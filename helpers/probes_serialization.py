@@ -243,8 +243,16 @@ def _state_on_pretend_gpu(state):
     """The generator state `state` as if torch.load had put it on a GPU: its `.device` says cuda:0, and handed to
     `torch.set_rng_state` or a generator's `set_state` as it is, PyTorch's own check refuses it (TypeError), as a
     real GPU tensor is refused; `.cpu()`, `.to("cpu")` or `.type(torch.ByteTensor)` give the plain CPU state back.
-    (Its numbers are kept as int16, which that check refuses, and which reads as uint8 through `.dtype`.)"""
+    What else is made from it stays on the GPU, as on a real one (`.byte()`, `.to(torch.uint8)`, `.clone()`; not
+    `torch.as_tensor(state, dtype=...)`, which PyTorch converts without asking the tensor). (Its numbers are kept
+    as int16, which that check refuses, and which reads as uint8 through `.dtype`.)"""
     from helpers.pretend_cuda import LooksOnCUDA
+
+    def names_a_cpu_type(args, kwargs) -> bool:       # .type(torch.ByteTensor) or .type("torch.ByteTensor")
+        named = args[1] if len(args) > 1 else kwargs.get("dtype")
+        name = named if isinstance(named, str) else \
+            f"{getattr(named, '__module__', '')}.{getattr(named, '__name__', '')}"
+        return isinstance(named, (str, type)) and name.startswith("torch.") and not name.startswith("torch.cuda.")
 
     class StateOnPretendGPU(LooksOnCUDA):
         @classmethod
@@ -252,13 +260,17 @@ def _state_on_pretend_gpu(state):
             kwargs = kwargs or {}
             if getattr(func, "__self__", None) is torch.Tensor.dtype:
                 return torch.uint8
-            to_cpu = func in (torch.Tensor.cpu, torch.Tensor.type) or (func is torch.Tensor.to and any(
-                (isinstance(a, (str, torch.device)) and torch.device(a).type == "cpu")
-                for a in (*args[1:], kwargs.get("device"))))
+            to_cpu = func is torch.Tensor.cpu or (func is torch.Tensor.type and names_a_cpu_type(args, kwargs)) or (
+                func is torch.Tensor.to and any((isinstance(a, (str, torch.device)) and torch.device(a).type == "cpu")
+                                                for a in (*args[1:], kwargs.get("device"))))
             if to_cpu:
                 with torch._C.DisableTorchFunctionSubclass():
                     return args[0].as_subclass(torch.Tensor).to(torch.uint8).clone()
-            return super().__torch_function__(func, types, args, kwargs)
+            out = super().__torch_function__(func, types, args, kwargs)
+            if isinstance(out, torch.Tensor):       # made from it, in any dtype: still on the GPU
+                with torch._C.DisableTorchFunctionSubclass():
+                    return out.as_subclass(torch.Tensor).to(torch.int16).as_subclass(cls)
+            return out
 
     return state.detach().to(torch.int16).as_subclass(StateOnPretendGPU)
 

@@ -211,6 +211,37 @@ def test_resume_on_gpu_sees_a_state_left_on_the_gpu_and_leaves_the_generator_as_
     assert torch.equal(torch.get_rng_state(), before)
 
 
+@pytest.mark.parametrize("cast", [lambda t: t.byte(), lambda t: t.to(torch.uint8), lambda t: t.type(torch.uint8),
+                                  lambda t: t.clone()])
+def test_a_state_made_from_one_on_the_gpu_stays_there(cast):
+    """Held-out red team: .byte() of a generator state loaded onto a GPU is a GPU tensor still, refused."""
+    def load_checkpoint(path, model, optimizer, scheduler, device):
+        torch.set_rng_state(cast(torch.load(path, map_location=device, weights_only=True)["rng"]))
+    assert resume_on_gpu(load_checkpoint)["raised"] == "TypeError"
+
+
+def test_moving_through_data_is_a_move():
+    """Held-out red team: `t.data = t.data.to(device)` moves a tensor on a GPU as well; right answers lost points."""
+    def load_checkpoint(path, model, optimizer, scheduler, device):
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+        model.load_state_dict(checkpoint["model"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+        for tensor in [*model.parameters(), *(v for s in optimizer.state.values() for v in s.values())]:
+            tensor.data = tensor.data.to(device)
+        torch.set_rng_state(checkpoint["rng"])
+
+    resumed = resume_on_gpu(load_checkpoint)
+    assert _restored(resumed) and resumed["model"] == resumed["optimizer state"] == ["cuda:0"]
+    model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+
+    def to_cpu(m):
+        for tensor in [*m.parameters(), *m.buffers()]:
+            tensor.data = tensor.data.to("cpu")
+
+    assert devices_after(model, to_cpu, model) == ["cpu"]
+    assert all(isinstance(p, nn.Parameter) for p in model.parameters())
+
+
 @pytest.mark.parametrize("map_location", ["cpu", torch.device("cpu"), {"cpu": "cpu"}, None])
 def test_resume_on_gpu_leaves_a_state_loaded_onto_the_cpu_there(map_location):
     """A correct answer that reads the file onto the CPU and hands its state on as it is keeps its marks."""
