@@ -13,6 +13,13 @@ from course.grading import integrity
 from course.fixtures import reference_answers
 
 FLAGGED = [
+    # Issue 38's fourth red team: a module reached by a name built at run time, behind a one-element list; a walk of
+    # sys.modules; os behind a list, patched with setattr around an unsafe load.
+    ("import importlib\nm = [importlib.import_module('helpers.probes_' + 'devices')][0]",
+     "imports a module at run time"),
+    ("from importlib import import_module\nm = import_module('helpers.pretend_cuda')", "imports a module at run time"),
+    ("import sys\nfor name, m in list(sys.modules.items()):\n    pass", "walks sys.modules"),
+    ("import os\n_o = [os][0]\nsetattr(_o, 'open', print)", "setattr on _o"),
     # Issue 38's third red team: the payload's write refused by a rebound os.open; a probe's stand-in recognised by
     # its code, or its record reached through __wrapped__ and __kwdefaults__; a forbidden function kept as a copy.
     ("import os\nos.open = lambda *a, **k: None", "replaces os.open"),

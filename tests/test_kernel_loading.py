@@ -62,3 +62,26 @@ def test_serve_code_calls_the_loaded_server_with_the_path_and_the_notebooks_name
     path = "/tmp/answers 'quoted\" folder\n/s"                 # any path, passed as a literal
     exec(loading.serve_code(path), {"get_ipython": lambda: shell})
     assert calls == [(path, user_ns)] and calls[0][1] is user_ns
+
+
+def test_the_courses_probes_come_from_a_copy_sealed_when_the_kernel_started(loaded, monkeypatch):
+    """Issue 38's fourth red team: a notebook replaced `helpers.probes_serialization.devices_after` (and others) in
+    the modules it imports, and the grader's request for the probe, by name, ran the replacement. Requests now find
+    the course's probes in a copy loaded when the kernel starts, whose own imports of helpers stay in it."""
+    import pickle
+
+    import helpers.probes_serialization as public
+
+    _, module = loaded
+    sealed = module._SEALED
+    assert "helpers.probes_serialization" in sealed.modules and "helpers.pretend_cuda" in sealed.modules
+    monkeypatch.setattr(public, "devices_after", lambda *args: ["cpu"])         # what the notebook did
+    monkeypatch.setattr(public, "_devices", lambda tensors: ["cpu"])
+    found = module._Unpickler(pickle.dumps(public.resume_on_gpu), module._Server({})).load()
+    assert found is sealed.modules["helpers.probes_serialization"].resume_on_gpu and found is not public.resume_on_gpu
+    assert found.__wrapped__.__globals__["_devices"] is not public._devices      # its own module's names
+    sealed_probe = module._Unpickler(pickle.dumps(public.scratch_file), module._Server({})).load()
+    assert sealed_probe.__module__ == "helpers.probes_serialization" and sealed_probe is not public.scratch_file
+    monkeypatch.setitem(sys.modules, "helpers.pretend_cuda", types.ModuleType("helpers.pretend_cuda"))   # swapped
+    rng = sealed.modules["helpers.probes_serialization"].resume_on_gpu(lambda *args: None)["rng"]   # imports inside
+    assert rng.dtype.is_floating_point is False                   # ran, with the sealed pretend_cuda it imported

@@ -36,6 +36,9 @@ _SUSPICIOUS_METHODS = {"symlink_to": "makes a symbolic link", "hardlink_to": "ma
                        "link_to": "makes a hard link"}
 # What loads a module under a name of the cell's choosing (an alias a replacement can go through).
 _MODULE_GETTERS = {"importlib.import_module", "__import__", "sys.modules.get"}
+# Importing by a name given at run time: `[importlib.import_module("helpers." + name)][0]` binds no alias to follow.
+_RUN_TIME_IMPORTS = {"import_module", "__import__", "importlib.import_module", "importlib.__import__",
+                     "sys.modules.get"}
 # The grader's answer server in the kernel (course.grading.kernel.answer_server): patched, it forges what the kernel reports.
 _SERVER_NAMES = ("_course_answers", "_course_serve", "_SERVERS")
 # The course's own names in the kernel (a probe's or a payload's, in builtins or anywhere): no answer needs one.
@@ -126,6 +129,13 @@ def _reasons(tree: ast.Module) -> list[str]:
                     isinstance(arg, ast.Constant) and arg.value == "sys.modules") for arg in node.args) \
                     and func and func.endswith("patch.dict"):
                 reasons.append("changes sys.modules")
+            if func in _RUN_TIME_IMPORTS or func and func.endswith((".import_module", ".__import__")):
+                reasons.append(f"imports a module at run time ({func}): no exercise needs it, and a module the tests "
+                               "use can be reached that way")
+            if func in ("sys.modules.items", "sys.modules.values", "sys.modules.keys", "sys.modules.copy") \
+                    or func in ("list", "dict", "tuple", "iter", "vars") and any(
+                        _dotted(arg) == "sys.modules" for arg in node.args):
+                reasons.append("walks sys.modules")
             if func == "getattr" and len(node.args) >= 2 and (
                     isinstance(node.args[1], ast.Constant) and node.args[1].value in _FUNCTION_INSIDES
                     or isinstance(node.args[1], (ast.BinOp, ast.JoinedStr))):
@@ -175,11 +185,23 @@ def _aliases(tree: ast.Module) -> set[str]:
     found = _imported_aliases(tree)
     while True:     # `a = helpers.x` then `b = a`: follow the chain
         more = {name for value, target in _bindings(tree)
-                if (_dotted(value) or "").split(".")[0] in _TAMPER_MODULE_ROOTS | found
+                if _roots(value) & (_TAMPER_MODULE_ROOTS | found)
                 for name in _names(target)} - found
         if not more:
             return found
         found |= more
+
+
+def _roots(value) -> set[str]:
+    """The names a bound value may be: `os` for `os`, `os.path`, `[os][0]`, `(os, 1)[0]`, `os or x`, `os if c else x`."""
+    if isinstance(value, ast.Subscript) and isinstance(value.value, (ast.List, ast.Tuple)):
+        return {root for element in value.value.elts for root in _roots(element)}
+    if isinstance(value, ast.BoolOp):
+        return {root for operand in value.values for root in _roots(operand)}
+    if isinstance(value, ast.IfExp):
+        return _roots(value.body) | _roots(value.orelse)
+    dotted = _dotted(value)
+    return {dotted.split(".")[0]} if dotted else set()
 
 
 def _bindings(tree: ast.Module):

@@ -154,10 +154,13 @@ class _Server:
         module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
         if type(module) is not str or type(qualname) is not str or module.split(".")[0] not in LIBRARIES:
             return None
-        found = _sys.modules.get(module)
-        for part in qualname.split("."):
-            found = getattr(found, part, None)
-        return (TAG_LIBRARY, module, qualname) if found is obj else None
+        for home in (_SEALED.modules.get(module), _sys.modules.get(module)):    # a sealed probe's record, or not
+            found = home
+            for part in qualname.split("."):
+                found = getattr(found, part, None)
+            if home is not None and found is obj:
+                return (TAG_LIBRARY, module, qualname)
+        return None
 
     def out(self, value, depth=0):
         if depth > 60:
@@ -355,7 +358,8 @@ class _Server:
 
 
 class _Unpickler(_pickle.Unpickler):
-    """The grader's requests: its own objects by value, the objects kept here by number."""
+    """The grader's requests: its own objects by value, the objects kept here by number, and the course's probes
+    (what `helpers` defines) from the copy sealed when the kernel started."""
 
     def __init__(self, data, server):
         super().__init__(_io.BytesIO(data))
@@ -363,6 +367,96 @@ class _Unpickler(_pickle.Unpickler):
 
     def persistent_load(self, pid):
         return self.server.handles[pid]
+
+    def find_class(self, module, name):
+        if _SEALED.holds(module):
+            found = _SEALED.load(module)
+            for part in name.split("."):
+                found = getattr(found, part)
+            return found
+        return super().find_class(module, name)
+
+
+class _Sealed:
+    """The course's `helpers` as they were when the kernel started, before any student code: a private copy, loaded
+    apart from `sys.modules`, whose every import of `helpers` (at a module's top or inside a function) gives the
+    sealed module, and whose builtins are the kernel's as they were then. A probe the grader asks for by name
+    (`helpers.notebook_state.asks_notebook`) runs from here, so a notebook that replaces `helpers.x.probe`, or
+    something a probe uses, in the modules it imports changes nothing the probe does. Not a wall: the student's
+    code runs in this process; it is a place no answer has reason to reach, and reaching it is flagged
+    (course.grading.integrity: the answer server's names)."""
+
+    PRELOAD = ("notebook_state", "patching", "checks", "records", "pretend_cuda", "plot_reading", "probes_debugging",
+               "probes_devices", "probes_memory", "probes_parallel", "probes_serialization", "probes_training")
+
+    def __init__(self):
+        import builtins
+        import importlib.util
+
+        self.modules = {}
+        self.builtins = dict(vars(builtins))
+        self.builtins["__import__"] = self.import_
+        self._import, self._spec_at, self._from_spec = builtins.__import__, importlib.util.spec_from_file_location, \
+            importlib.util.module_from_spec
+        try:
+            spec = importlib.util.find_spec("helpers")
+        except (ImportError, ValueError):
+            spec = None
+        self.root = spec.submodule_search_locations[0] if spec and spec.submodule_search_locations else None
+        for name in self.PRELOAD if self.root else ():
+            try:
+                self.load(f"helpers.{name}")
+            except Exception:  # noqa: BLE001 - a course without that module: asked for later, it is refused
+                pass
+
+    @staticmethod
+    def holds(name) -> bool:
+        return type(name) is str and (name == "helpers" or name.startswith("helpers."))
+
+    def load(self, name):
+        """The sealed module `name` (helpers or one of its modules), loaded from its file the first time."""
+        if name in self.modules:
+            return self.modules[name]
+        if self.root is None or not self.holds(name) or ".." in name:
+            raise ImportError(f"no sealed module {name!r}")
+        parts = name.split(".")[1:]
+        parent = self.load("helpers") if parts else None
+        path = _os.path.join(self.root, *parts)
+        if _os.path.isfile(_os.path.join(path, "__init__.py")):
+            spec = self._spec_at(name, _os.path.join(path, "__init__.py"), submodule_search_locations=[path])
+        elif _os.path.isfile(path + ".py"):
+            spec = self._spec_at(name, path + ".py")
+        else:
+            raise ImportError(f"no sealed module {name!r}")
+        module = self._from_spec(spec)
+        module.__builtins__ = self.builtins
+        self.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del self.modules[name]
+            raise
+        if parent is not None:
+            setattr(parent, parts[-1], module)
+        return module
+
+    def import_(self, name, globals=None, locals=None, fromlist=(), level=0):
+        """`__import__` for the sealed modules: `helpers` from here, anything else as Python imports it."""
+        absolute = name
+        if level:
+            package = (globals or {}).get("__package__") or ""
+            base = package.rsplit(".", level - 1)[0] if level > 1 else package
+            absolute = f"{base}.{name}" if name else base
+        if not self.holds(absolute):
+            return self._import(name, globals, locals, fromlist, level)
+        module = self.load(absolute)
+        for item in fromlist or ():
+            if item != "*" and not hasattr(module, item):
+                try:
+                    self.load(f"{absolute}.{item}")
+                except ImportError:
+                    pass
+        return module if fromlist else self.load("helpers")
 
 
 def _course_serve(path, namespace):
@@ -394,6 +488,7 @@ def _course_serve(path, namespace):
 
 
 _SERVERS = {}       # this module is loaded once per kernel (see course.grading.kernel.loading.load_code)
+_SEALED = _Sealed()     # when the kernel starts, before any student code
 
 # Unpickling a tensor imports parts of torch on first use: let that happen now, when the kernel starts
 # (course.grading.kernel.loading.load_code), not in the middle of a test, after student code has run.
