@@ -11,16 +11,19 @@
 - `step_on_pretend_gpu(fn, use_autocast, held=0, old_peak=0, seed=0)`: `fn(model, x, y, loss_fn, use_autocast)`
   for a `StepProbe` and a batch of 512 made from `seed` on a fresh pretend GPU whose counters follow the
   tensors made (helpers.pretend_cuda, `follows_tensors=True`), `held` bytes held there before and an older
-  peak `old_peak` on record: `(what fn returned, the model)`.
+  peak `old_peak` on record: `(what fn returned, a StepRecord of what the model saw)`.
 - `check_parameters_close(model, expected, what)`: `model` has the parameters of `expected`, by name (none
   missing: a model emptied by the code under test fails), each with its dtype and (within `atol`) values.
 """
+
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from helpers.checks import check_close, check_dtype, check_equal
-from helpers.records import SharesRecords
+from helpers.notebook_state import asks_notebook
+from helpers.records import Record, RecordKey, SharesRecords
 
 
 class AutocastProbe(SharesRecords, nn.Module):
@@ -41,25 +44,28 @@ class AutocastProbe(SharesRecords, nn.Module):
 
 
 class StepProbe(SharesRecords, nn.Module):
-    """A classifier that records the autocast state at each forward pass, and when backward reaches its output."""
+    """A classifier that records the autocast state at each forward pass, and when backward reaches its output.
+    Its records are kept apart from it (helpers/records.py: the step under test is handed the model)."""
 
-    _records = ("seen", "backward_autocast")
+    _records = ("_record_key",)
+    seen = Record()
+    backward_autocast = Record()
 
     def __init__(self):
         super().__init__()
         self.net = nn.Sequential(nn.Linear(32, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 8))
-        self.seen, self.backward_autocast = [], []
+        self._record_key = RecordKey()
 
     def forward(self, x):
         kind = x.device.type
-        self.seen.append((torch.is_autocast_enabled(kind), torch.get_autocast_dtype(kind)))
+        StepProbe.seen.note(self, (torch.is_autocast_enabled(kind), torch.get_autocast_dtype(kind)))
         out = self.net(x)
         if out.requires_grad:
             out.register_hook(self._backward_reaches_output)
         return out
 
     def _backward_reaches_output(self, grad):
-        self.backward_autocast.append(any(torch.is_autocast_enabled(kind) for kind in ("cpu", "cuda")))
+        StepProbe.backward_autocast.note(self, any(torch.is_autocast_enabled(kind) for kind in ("cpu", "cuda")))
 
 
 def step_batch(seed: int = 0, batch_size: int = 512):
@@ -68,16 +74,28 @@ def step_batch(seed: int = 0, batch_size: int = 512):
     return torch.randn(batch_size, 32, generator=generator), torch.randint(0, 8, (batch_size,), generator=generator)
 
 
+@dataclass(frozen=True)
+class StepRecord:
+    """What a StepProbe saw during a step: (autocast enabled, autocast dtype) at each forward pass, and at each
+    backward through its output whether autocast was on then."""
+
+    seen: list
+    backward_autocast: list
+
+
+@asks_notebook
 def step_on_pretend_gpu(fn, use_autocast, held: int = 0, old_peak: int = 0, seed: int = 0):
     """`fn(model, x, y, nn.CrossEntropyLoss(), use_autocast)` for a fresh StepProbe and batch on a fresh pretend GPU
-    that follows tensors: (what fn returned, the model)."""
+    that follows tensors: (what fn returned, a StepRecord of what the model saw, read after fn returned). All of it
+    in the notebook's process, where the model's records are kept (helpers/records.py)."""
     from helpers.pretend_cuda import PretendCUDA, on_pretend_gpu
 
     torch.manual_seed(seed)
     model = on_pretend_gpu(StepProbe())
     x, y = (on_pretend_gpu(t) for t in step_batch(seed))
     gpu = PretendCUDA(held=held, old_peak=old_peak, follows_tensors=True)
-    return gpu.run(fn, model, x, y, nn.CrossEntropyLoss(), use_autocast), model
+    result = gpu.run(fn, model, x, y, nn.CrossEntropyLoss(), use_autocast)
+    return result, StepRecord(seen=model.seen, backward_autocast=model.backward_autocast)
 
 
 class ScaleBy1024:

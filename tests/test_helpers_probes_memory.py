@@ -80,9 +80,26 @@ def test_step_on_pretend_gpu_records_autocast_in_forward_and_backward():
             loss.backward()
         return torch.cuda.max_memory_allocated(x.device) - before
 
-    fp32, model = step_on_pretend_gpu(step, False, held=5_000, old_peak=10**9)
-    assert model.seen == [(False, torch.float16)] and model.backward_autocast == [False]
+    fp32, record = step_on_pretend_gpu(step, False, held=5_000, old_peak=10**9)
+    assert record.seen == [(False, torch.float16)] and record.backward_autocast == [False]
     assert fp32 == step_on_pretend_gpu(step, False)[0] > 0
-    amp, model = step_on_pretend_gpu(step, True)
-    assert model.seen == [(True, torch.float16)] and model.backward_autocast == [True]
+    amp, record = step_on_pretend_gpu(step, True)
+    assert record.seen == [(True, torch.float16)] and record.backward_autocast == [True]
     assert 0.4 < amp / fp32 < 0.8
+
+
+def test_a_step_probes_record_is_not_the_step_s_to_write():
+    """Issue 38's fourth red team: a step that ran backward inside autocast rewrote model.backward_autocast."""
+    from helpers.probes_memory import StepProbe, step_on_pretend_gpu
+
+    def forges(model, x, y, loss_fn, use_autocast):
+        with torch.autocast(x.device.type, dtype=torch.float16, enabled=use_autocast):
+            loss_fn(model(x), y).backward()          # wrong: inside the block
+        model.backward_autocast.clear()              # a copy: the record stays
+        model.__dict__["backward_autocast"] = [False]
+        with pytest.raises(AttributeError):
+            model.backward_autocast = [False]
+        return 0
+
+    assert step_on_pretend_gpu(forges, True)[1].backward_autocast == [True]
+    assert isinstance(StepProbe.__dict__["seen"], type(StepProbe.__dict__["backward_autocast"]))
