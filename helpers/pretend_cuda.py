@@ -347,6 +347,8 @@ class LooksOnCUDA(torch.Tensor):
             out = func(*args, **kwargs)
             if func in (torch.Tensor.cpu, torch.Tensor.to):
                 return out.as_subclass(torch.Tensor)
+            if func is torch.Tensor.type_as:        # to the other tensor's device and dtype
+                return out.as_subclass(torch.Tensor if _names(_towards_cpu, args, kwargs) else cls)
             if func is torch.Tensor.module_load:      # load_state_dict's copy into a parameter, when it swaps them
                 assigned = kwargs.get("assign", args[2] if len(args) > 2 else False)
                 return out.as_subclass(type(args[1] if assigned else args[0]))

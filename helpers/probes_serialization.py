@@ -191,12 +191,17 @@ def _one_gpu_machine(restored: list):
     """A pretend one-GPU machine (`torch.cuda.is_available()` True, `device_count()` 1) whose GPU generator
     only notes the states handed to it (`torch.cuda.set_rng_state_all` or `set_rng_state`, by any name) in
     `restored`, as (GPU index, state) pairs."""
+    def on_the_cpu(state):      # PyTorch's own check: a GPU generator takes its state as a CPU ByteTensor
+        if isinstance(state, torch.Tensor) and state.device.type != "cpu":
+            raise TypeError("RNG state must be a torch.ByteTensor (pretend GPU: this state is on a GPU)")
+        return state
+
     def set_all(original, new_states):
-        restored.extend((i, state) for i, state in enumerate(new_states))
+        restored.extend((i, on_the_cpu(state)) for i, state in enumerate(new_states))
 
     def set_one(original, new_state, device="cuda"):
         device = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
-        restored.append((device.index or 0, new_state))
+        restored.append((device.index or 0, on_the_cpu(new_state)))
 
     from helpers.pretend_cuda import switching_devices
 
@@ -242,11 +247,12 @@ def devices_after(model, fn, *args) -> list[str]:
 def _state_on_pretend_gpu(state):
     """The generator state `state` as if torch.load had put it on a GPU: its `.device` says cuda:0, and handed to
     `torch.set_rng_state` or a generator's `set_state` as it is, PyTorch's own check refuses it (TypeError), as a
-    real GPU tensor is refused; `.cpu()`, `.to("cpu")` or `.type(torch.ByteTensor)` give the plain CPU state back.
+    real GPU tensor is refused; `.cpu()`, `.to("cpu")`, `.to(cpu_tensor)`, `.type_as(cpu_tensor)` or
+    `.type(torch.ByteTensor)` give the plain CPU state back.
     What else is made from it stays on the GPU, as on a real one (`.byte()`, `.to(torch.uint8)`, `.clone()`; not
     `torch.as_tensor(state, dtype=...)`, which PyTorch converts without asking the tensor). (Its numbers are kept
     as int16, which that check refuses, and which reads as uint8 through `.dtype`.)"""
-    from helpers.pretend_cuda import LooksOnCUDA
+    from helpers.pretend_cuda import LooksOnCUDA, _names, _towards_cpu
 
     def names_a_cpu_type(args, kwargs) -> bool:       # .type(torch.ByteTensor) or .type("torch.ByteTensor")
         named = args[1] if len(args) > 1 else kwargs.get("dtype")
@@ -261,8 +267,7 @@ def _state_on_pretend_gpu(state):
             if getattr(func, "__self__", None) is torch.Tensor.dtype:
                 return torch.uint8
             to_cpu = func is torch.Tensor.cpu or (func is torch.Tensor.type and names_a_cpu_type(args, kwargs)) or (
-                func is torch.Tensor.to and any((isinstance(a, (str, torch.device)) and torch.device(a).type == "cpu")
-                                                for a in (*args[1:], kwargs.get("device"))))
+                func in (torch.Tensor.to, torch.Tensor.type_as) and _names(_towards_cpu, args, kwargs))
             if to_cpu:
                 with torch._C.DisableTorchFunctionSubclass():
                     return args[0].as_subclass(torch.Tensor).to(torch.uint8).clone()

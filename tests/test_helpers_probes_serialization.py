@@ -220,6 +220,21 @@ def test_a_state_made_from_one_on_the_gpu_stays_there(cast):
     assert resume_on_gpu(load_checkpoint)["raised"] == "TypeError"
 
 
+def test_the_gpu_generators_take_only_a_state_on_the_cpu_and_a_cpu_tensor_moves_one_there():
+    """Fifth held-out red team: cuda_rng handed on as map_location left it (on a GPU) was taken; .to(a CPU tensor)
+    and .type_as(a CPU tensor), which move a GPU state to the CPU, were refused."""
+    def load_checkpoint(path, model, optimizer, scheduler, device, fix=lambda s: s.cpu()):
+        checkpoint = torch.load(path, map_location=device, weights_only=True)
+        torch.set_rng_state(fix(checkpoint["rng"]))
+        torch.cuda.set_rng_state_all([fix(state) for state in checkpoint["cuda_rng"]])
+
+    assert _restored(resume_on_gpu(load_checkpoint))
+    assert resume_on_gpu(lambda *args: load_checkpoint(*args, fix=lambda s: s))["raised"] == "TypeError"
+    current = torch.get_rng_state()
+    for fix in (lambda s: s.to(current), lambda s: s.type_as(current)):
+        assert _restored(resume_on_gpu(lambda *args, fix=fix: load_checkpoint(*args, fix=fix)))
+
+
 def test_moving_through_data_is_a_move():
     """Held-out red team: `t.data = t.data.to(device)` moves a tensor on a GPU as well; right answers lost points."""
     def load_checkpoint(path, model, optimizer, scheduler, device):

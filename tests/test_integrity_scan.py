@@ -20,6 +20,11 @@ FLAGGED = [
     ("from importlib import import_module\nm = import_module('helpers.pretend_cuda')", "imports a module at run time"),
     ("import sys\nfor name, m in list(sys.modules.items()):\n    pass", "walks sys.modules"),
     ("import os\n_o = [os][0]\nsetattr(_o, 'open', print)", "setattr on _o"),
+    # The fifth: up the stack from a caught exception to a probe's globals; the sealed helpers by name.
+    ("try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    g = e.__traceback__.tb_frame.f_back.f_globals",
+     "reads the call stack through a frame (.f_globals)"),
+    ("k = type(model).forward.__globals__", "reads the insides of a function (.__globals__)"),
+    ("import sys\ns = sys.modules['_course' + '_answers']._SEALED", "reaches into the grader's answer server"),
     # Issue 38's third red team: the payload's write refused by a rebound os.open; a probe's stand-in recognised by
     # its code, or its record reached through __wrapped__ and __kwdefaults__; a forbidden function kept as a copy.
     ("import os\nos.open = lambda *a, **k: None", "replaces os.open"),

@@ -85,3 +85,21 @@ def test_the_courses_probes_come_from_a_copy_sealed_when_the_kernel_started(load
     monkeypatch.setitem(sys.modules, "helpers.pretend_cuda", types.ModuleType("helpers.pretend_cuda"))   # swapped
     rng = sealed.modules["helpers.probes_serialization"].resume_on_gpu(lambda *args: None)["rng"]   # imports inside
     assert rng.dtype.is_floating_point is False                   # ran, with the sealed pretend_cuda it imported
+
+
+def test_an_object_of_a_sealed_class_pickles_as_the_public_class(loaded):
+    """A model of the course's probes handed to the student's code is of a sealed class; `torch.save(model)` (a
+    wrong answer, as under plain nbgrader) pickled it by name and pickle refused a class sys.modules does not name."""
+    import pickle
+
+    import torch
+
+    import helpers.probes_training as public
+
+    _, module = loaded
+    sealed = module._SEALED.modules["helpers.probes_training"]
+    probe = sealed.LoopProbe(torch.nn.Linear(2, 1))
+    assert type(probe) is not public.LoopProbe
+    again = pickle.loads(pickle.dumps(probe))
+    assert type(again) is public.LoopProbe
+    assert {k: v.shape for k, v in again.state_dict().items()} == {k: v.shape for k, v in probe.state_dict().items()}

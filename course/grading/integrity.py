@@ -40,7 +40,7 @@ _MODULE_GETTERS = {"importlib.import_module", "__import__", "sys.modules.get"}
 _RUN_TIME_IMPORTS = {"import_module", "__import__", "importlib.import_module", "importlib.__import__",
                      "sys.modules.get"}
 # The grader's answer server in the kernel (course.grading.kernel.answer_server): patched, it forges what the kernel reports.
-_SERVER_NAMES = ("_course_answers", "_course_serve", "_SERVERS")
+_SERVER_NAMES = ("_course_answers", "_course_serve", "_SERVERS", "_SEALED")
 # The course's own names in the kernel (a probe's or a payload's, in builtins or anywhere): no answer needs one.
 _COURSE_PREFIX = "_course_"
 
@@ -49,7 +49,10 @@ _COURSE_PREFIX = "_course_"
 _FUNCTION_INNARDS = {"__code__", "__defaults__", "__kwdefaults__", "__globals__", "__module__", "__class__"}
 # What reading tells whether a function is the one it was (a probe's stand-in swaps a function's code), or copies
 # it to keep the original: no exercise reads a function's insides.
-_FUNCTION_INSIDES = {"__code__", "__kwdefaults__", "__defaults__", "__closure__", "__wrapped__", "co_name", "co_code"}
+_FUNCTION_INSIDES = {"__code__", "__kwdefaults__", "__defaults__", "__closure__", "__wrapped__", "co_name", "co_code",
+                     "__globals__"}
+# A frame's links: from an exception's traceback up to the caller's frame, its globals and locals (a probe's).
+_FRAME_LINKS = {"tb_frame", "tb_next", "f_back", "f_globals", "f_locals", "f_builtins", "gi_frame", "cr_frame"}
 # Methods through which objects answer torch's or numpy's operations (allclose, ==) themselves.
 _OWN_OPERATORS = {
     "__torch_function__": "overrides torch functions for its own tensors (__torch_function__)",
@@ -157,6 +160,8 @@ def _reasons(tree: ast.Module) -> list[str]:
             reasons.append(f"reaches into IPython's machinery (.{node.attr})")
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in _FUNCTION_INSIDES:
             reasons.append(f"reads the insides of a function (.{node.attr})")
+        elif isinstance(node, ast.Attribute) and node.attr in _FRAME_LINKS:
+            reasons.append(f"reads the call stack through a frame (.{node.attr})")
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in _OWN_OPERATORS:
             reasons.append(_OWN_OPERATORS[node.name])
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__class__":

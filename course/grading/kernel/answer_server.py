@@ -24,8 +24,11 @@ that the grader refuses or judges as a wrong answer. The file runs with only the
 library and torch, as the kernel has no `course` package.
 """
 
+import copyreg as _copyreg
 import dataclasses as _dataclasses
+import importlib as _importlib
 import io as _io
+import operator as _operator
 import os as _os
 import pickle as _pickle
 import socket as _socket
@@ -377,6 +380,40 @@ class _Unpickler(_pickle.Unpickler):
         return super().find_class(module, name)
 
 
+class _ModuleByName:
+    """Pickled as `importlib.import_module(name)`: the module of that name where the pickle is read."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __reduce__(self):
+        return _importlib.import_module, (self.name,)
+
+
+class _ClassByName(_ModuleByName):
+    """Pickled as the class of that name (module and qualname) where the pickle is read."""
+
+    def __init__(self, cls):
+        super().__init__(cls.__module__)
+        self.qualname = cls.__qualname__
+
+    def __reduce__(self):
+        return _operator.attrgetter(self.qualname), (_ModuleByName(self.name),)
+
+
+def _pickled_as_public(obj):
+    """How an object of a sealed class is pickled (copyreg): as it would be, with its class named by module and
+    qualname, the public class where the pickle is read. (By reference, pickle would refuse the sealed class: it
+    is not the one `sys.modules` names. The student's `torch.save(model)` of a model the test handed it works as
+    under plain nbgrader.)"""
+    func, args, *rest = obj.__reduce_ex__(2)
+    if func is _copyreg.__newobj__ and len(args) == 1:     # pickle's NEWOBJ wants the class itself: the same, by call
+        func, args = _copyreg._reconstructor, (args[0], object, None)
+    args = tuple(_ClassByName(a) if isinstance(a, type) and a.__module__ in _SEALED.modules
+                 and vars(_SEALED.modules[a.__module__]).get(a.__name__) is a else a for a in args)
+    return (func, args, *rest)
+
+
 class _Sealed:
     """The course's `helpers` as they were when the kernel started, before any student code: a private copy, loaded
     apart from `sys.modules`, whose every import of `helpers` (at a module's top or inside a function) gives the
@@ -438,6 +475,9 @@ class _Sealed:
             raise
         if parent is not None:
             setattr(parent, parts[-1], module)
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and value.__module__ == name:
+                _copyreg.pickle(value, _pickled_as_public)
         return module
 
     def import_(self, name, globals=None, locals=None, fromlist=(), level=0):
