@@ -26,6 +26,7 @@ def test_the_texts_are_the_kernel_side_modules_own():
     folder = loading._KERNEL_SIDE
     assert loading.PROTOCOL_SOURCE == (folder / "protocol.py").read_text()
     assert loading.PACKING_SOURCE == (folder / "packing.py").read_text()
+    assert loading.SEALED_SOURCE == (folder / "sealed.py").read_text()
     assert loading.SERVER_SOURCE == (folder / "answer_server.py").read_text()
 
 
@@ -103,3 +104,15 @@ def test_an_object_of_a_sealed_class_pickles_as_the_public_class(loaded):
     again = pickle.loads(pickle.dumps(probe))
     assert type(again) is public.LoopProbe
     assert {k: v.shape for k, v in again.state_dict().items()} == {k: v.shape for k, v in probe.state_dict().items()}
+
+
+def test_the_sealed_copy_holds_helpers_and_nothing_else():
+    import helpers.checks
+    from course.grading.kernel import sealed
+
+    assert sealed._Sealed.holds("helpers") and sealed._Sealed.holds("helpers.checks")
+    assert not sealed._Sealed.holds("helpersx.checks") and not sealed._Sealed.holds("torch")
+    found = sealed._SEALED.find("helpers.checks", "check_equal")
+    assert found is not helpers.checks.check_equal and found.__module__ == "helpers.checks"
+    with pytest.raises(ImportError):
+        sealed._SEALED.load("helpers.no_such_module")
