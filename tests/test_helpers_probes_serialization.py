@@ -311,14 +311,6 @@ def test_spy_cuda_rng_pretends_one_consistent_gpu():
     result, given = spy_cuda_rng(per_device_context, [state])
     assert len(given) == 1 and torch.equal(given[0], state)
 
-    def per_device_context(states):      # held-out red team: a right answer a CPU grader refused
-        for index, state in enumerate(states):
-            with torch.cuda.device(index):
-                torch.cuda.set_rng_state(state)
-
-    result, given = spy_cuda_rng(per_device_context, [state])
-    assert len(given) == 1 and torch.equal(given[0], state)
-
 
 # Issue 38 (held-out red team): the probes replaced names, so a function that took torch's function under a name of
 # its own first was not seen: a wrong order or a state left on the GPU kept full marks. Every name is seen now.
