@@ -2,9 +2,16 @@
 
 - `AutocastProbe()`: a small model (4 -> 16 -> 3) that records, at each forward pass,
   `(autocast enabled, autocast dtype)` for its input's device type in `.seen`.
+- `autocast_in_forward(fn, model, *args, cuda_machine=False)`: `fn(model, *args)` for an `AutocastProbe`, where the
+  notebook runs (on a machine with a pretend GPU when `cuda_machine`): `(what fn returned, what the model saw)`.
 - `ScaleBy1024()`: stands in for an enabled `torch.amp.GradScaler` with a fixed scale of 1024;
   it scales the loss, divides the gradients back before stepping, and records its calls in
   `.calls`, and in `.inside_autocast` the backward pass, `step` and `update` it saw run with autocast on.
+- `through_scaler(fn, model, x, y, loss_fn, optimizer)`: `fn(model, x, y, loss_fn, optimizer, scaler)` for a fresh
+  `ScaleBy1024`, where the notebook runs: `(what fn returned, a ScalerRecord of what the scaler saw)`.
+
+The records a verdict reads are kept apart from the probe handed to the code under test (helpers/records.py), and
+the helpers that run that code return them as data, read under the key the probe had when it was handed over.
 - `StepProbe()`: a classifier (32 -> 256 -> 256 -> 8) that records, at each forward pass, `(autocast enabled,
   autocast dtype)` for its input's device type in `.seen`, and in `.backward_autocast`, when backward
   reaches its output, whether autocast was on then (for any device type).
@@ -17,6 +24,7 @@
 """
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import torch
 from torch import nn
@@ -26,21 +34,45 @@ from helpers.notebook_state import asks_notebook
 from helpers.records import Record, RecordKey, SharesRecords
 
 
+def recorded(probe_class, name: str, key) -> list:
+    """What `probe_class.name` (a `Record`) holds under `key`: the key a probe had when it was handed to the code
+    under test, so that code, setting another key in its place, files its notes elsewhere and rubs out nothing."""
+    return getattr(probe_class, name).__get__(SimpleNamespace(_record_key=key))
+
+
+def record_key(probe):
+    """The key a probe's records are kept under (helpers/records.py), read before it is handed over."""
+    return probe.__dict__["_record_key"]
+
+
 class AutocastProbe(SharesRecords, nn.Module):
     """A small classifier that records whether autocast was on, and in which dtype, at each forward.
-    A deep copy shares `seen` (helpers/records.py)."""
+    Its record is kept apart from it and shared by its deep copies (helpers/records.py)."""
 
-    _records = ("seen",)
+    _records = ("_record_key",)
+    seen = Record()
 
     def __init__(self):
         super().__init__()
         self.net = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))
-        self.seen = []
+        self._record_key = RecordKey()
 
     def forward(self, x):
         kind = x.device.type
-        self.seen.append((torch.is_autocast_enabled(kind), torch.get_autocast_dtype(kind)))
+        AutocastProbe.seen.note(self, (torch.is_autocast_enabled(kind), torch.get_autocast_dtype(kind)))
         return self.net(x)
+
+
+@asks_notebook
+def autocast_in_forward(fn, model, *args, cuda_machine: bool = False):
+    """`fn(model, *args)` for an AutocastProbe `model`, in the notebook's process, with a pretend CUDA device
+    installed when `cuda_machine` (helpers.pretend_cuda): (what fn returned, what the model saw at each forward
+    pass, `(autocast enabled, autocast dtype)`, as a list read after fn returned where the record is kept)."""
+    from helpers.pretend_cuda import PretendCUDA
+
+    key = record_key(model)
+    result = PretendCUDA().run(fn, model, *args) if cuda_machine else fn(model, *args)
+    return result, recorded(AutocastProbe, "seen", key)
 
 
 class StepProbe(SharesRecords, nn.Module):
@@ -94,22 +126,26 @@ def step_on_pretend_gpu(fn, use_autocast, held: int = 0, old_peak: int = 0, seed
     model = on_pretend_gpu(StepProbe())
     x, y = (on_pretend_gpu(t) for t in step_batch(seed))
     gpu = PretendCUDA(held=held, old_peak=old_peak, follows_tensors=True)
+    key = record_key(model)
     result = gpu.run(fn, model, x, y, nn.CrossEntropyLoss(), use_autocast)
-    return result, StepRecord(seen=model.seen, backward_autocast=model.backward_autocast)
+    return result, StepRecord(seen=recorded(StepProbe, "seen", key),
+                              backward_autocast=recorded(StepProbe, "backward_autocast", key))
 
 
 class ScaleBy1024:
-    """An enabled GradScaler with a fixed scale of 1024 that records what it is asked to do."""
+    """An enabled GradScaler with a fixed scale of 1024 that records what it is asked to do. Its records are kept
+    apart from it (helpers/records.py: the step under test is handed the scaler)."""
 
     SCALE = 1024.0
+    calls = Record()
+    inside_autocast = Record()    # "backward", "step", "update": each one run with autocast on
 
     def __init__(self):
-        self.calls, self._unscaled = [], False
-        self.inside_autocast: list[str] = []    # "backward", "step", "update": each one run with autocast on
+        self._record_key, self._unscaled = RecordKey(), False
 
     def _note_autocast(self, what: str) -> None:
         if any(torch.is_autocast_enabled(kind) for kind in ("cpu", "cuda")):
-            self.inside_autocast.append(what)
+            ScaleBy1024.inside_autocast.note(self, what)
 
     def is_enabled(self):
         return True
@@ -118,7 +154,7 @@ class ScaleBy1024:
         return self.SCALE
 
     def scale(self, loss):
-        self.calls.append("scale")
+        ScaleBy1024.calls.note(self, "scale")
         scaled = loss * self.SCALE
         if scaled.requires_grad:      # backward starts at the scaled loss: note where it runs
             scaled.register_hook(self._backward_starts)
@@ -128,7 +164,7 @@ class ScaleBy1024:
         self._note_autocast("backward")
 
     def unscale_(self, optimizer):
-        self.calls.append("unscale_")
+        ScaleBy1024.calls.note(self, "unscale_")
         self._unscale(optimizer)
 
     def _unscale(self, optimizer):
@@ -140,15 +176,36 @@ class ScaleBy1024:
             self._unscaled = True
 
     def step(self, optimizer, *args, **kwargs):
-        self.calls.append("step")
+        ScaleBy1024.calls.note(self, "step")
         self._note_autocast("step")
         self._unscale(optimizer)
         return optimizer.step(*args, **kwargs)
 
     def update(self, new_scale=None):
-        self.calls.append("update")
+        ScaleBy1024.calls.note(self, "update")
         self._note_autocast("update")
         self._unscaled = False
+
+
+@dataclass(frozen=True)
+class ScalerRecord:
+    """What a ScaleBy1024 saw during a step: the methods called on it, in order, and which of the backward pass,
+    `step` and `update` ran with autocast on."""
+
+    calls: list
+    inside_autocast: list
+
+
+@asks_notebook
+def through_scaler(fn, model, x, y, loss_fn, optimizer):
+    """`fn(model, x, y, loss_fn, optimizer, scaler)` for a fresh ScaleBy1024 `scaler`, in the notebook's process,
+    where the scaler's records are kept: (what fn returned, a ScalerRecord of what the scaler saw, read after fn
+    returned). The model and the optimizer come back changed as any argument does."""
+    scaler = ScaleBy1024()
+    key = record_key(scaler)
+    result = fn(model, x, y, loss_fn, optimizer, scaler)
+    return result, ScalerRecord(calls=recorded(ScaleBy1024, "calls", key),
+                                inside_autocast=recorded(ScaleBy1024, "inside_autocast", key))
 
 
 def check_parameters_close(model, expected, what: str, atol: float = 1e-5) -> None:

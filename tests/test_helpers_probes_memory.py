@@ -37,7 +37,7 @@ def test_scale_by_1024_gives_the_unscaled_step_and_records_calls():
     scaler.unscale_(scaled)
     scaler.step(scaled)          # does not divide a second time
     scaler.update()
-    assert scaler.calls == ["scale", "unscale_", "step", "update"]
+    assert scaler.calls == ["scale", "unscale_", "step", "update"] and scaler.inside_autocast == []
     check_parameters_close(model, reference, "after a step through ScaleBy1024")
 
 
@@ -103,3 +103,63 @@ def test_a_step_probes_record_is_not_the_step_s_to_write():
 
     assert step_on_pretend_gpu(forges, True)[1].backward_autocast == [True]
     assert isinstance(StepProbe.__dict__["seen"], type(StepProbe.__dict__["backward_autocast"]))
+
+
+def test_code_handed_the_autocast_probe_cannot_rewrite_what_it_saw():
+    """Issue 38: the record a verdict reads is kept apart from the model the code under test is handed."""
+    from helpers.probes_memory import autocast_in_forward
+    from helpers.records import RecordKey
+
+    def forges(model, x):
+        model(x)                                          # wrong: no autocast
+        model.seen.clear()                                # a copy: the record stays
+        model.seen[:] = [(True, torch.bfloat16)]
+        with pytest.raises(AttributeError):
+            model.seen = [(True, torch.bfloat16)]
+        model.__dict__["seen"] = [(True, torch.bfloat16)]
+        with pytest.raises(AttributeError):
+            del model.seen
+        model._record_key = RecordKey()                   # another key: what the helper reads is filed under the old
+        return "done"
+
+    result, seen = autocast_in_forward(forges, AutocastProbe(), torch.randn(2, 4))
+    assert result == "done" and seen == [(False, torch.get_autocast_dtype("cpu"))]
+
+    def right(model, x):
+        with torch.autocast(x.device.type, dtype=torch.bfloat16):
+            return model(x).dtype
+
+    assert autocast_in_forward(right, AutocastProbe(), torch.randn(2, 4)) == (torch.bfloat16, [(True, torch.bfloat16)])
+    assert autocast_in_forward(lambda m, x: torch.cuda.is_available(), AutocastProbe(), torch.randn(2, 4),
+                               cuda_machine=True) == (True, [])
+
+
+def test_code_handed_the_scaler_cannot_rewrite_what_it_saw():
+    """Issue 38: a step inside autocast rewrote scaler.inside_autocast and scaler.calls, plain lists on the scaler."""
+    from helpers.probes_memory import through_scaler
+    from helpers.records import RecordKey
+
+    def forges(model, x, y, loss_fn, optimizer, scaler):
+        optimizer.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = loss_fn(model(x), y)
+            scaler.scale(loss).backward()                 # wrong: all of it inside the block
+            scaler.step(optimizer)
+            scaler.update()
+        scaler.inside_autocast.clear()                    # copies: the records stay
+        del scaler.calls[1:]
+        for name in ("calls", "inside_autocast"):
+            with pytest.raises(AttributeError):
+                setattr(scaler, name, [])
+        scaler.__dict__["inside_autocast"] = []
+        scaler._record_key = RecordKey()
+        return loss.item()
+
+    torch.manual_seed(0)
+    model = nn.Linear(3, 2)
+    loss, record = through_scaler(forges, model, torch.randn(4, 3), torch.tensor([0, 1, 1, 0]), nn.CrossEntropyLoss(),
+                                  torch.optim.SGD(model.parameters(), lr=0.1))
+    assert isinstance(loss, float)
+    assert record.calls == ["scale", "step", "update"] and record.inside_autocast == ["backward", "step", "update"]
+    with pytest.raises(AttributeError):
+        record.calls = []                                 # a frozen record
