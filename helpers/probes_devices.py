@@ -4,6 +4,13 @@
 inputs and weights were when they were called. The `meta` device stands in for an accelerator:
 moving to it is a real move that needs no GPU.
 
+`GradModeProbe` and `grad_mode_in_forward(fn, model, *args)`: a model that records whether autograd was
+recording at each forward pass, and `fn(model, *args)` run where the notebook runs, giving back
+`(what fn returned, that record)` as data.
+
+The probes' records are kept apart from them (helpers/records.py): code handed a probe can read a record,
+never set or change it.
+
 `without_broadcast_shapes(broadcast_shape, a, b)`: the answer run, where the notebook runs, with
 `torch.broadcast_shapes` refused (the task forbids calling it).
 """
@@ -14,7 +21,8 @@ from torch import nn
 
 from helpers.notebook_state import asks_notebook
 from helpers.patching import replaced
-from helpers.records import SharesRecords
+from helpers.probes_memory import record_key, recorded
+from helpers.records import Record, RecordKey, SharesRecords
 
 
 def _distinct(records: list) -> list:
@@ -27,18 +35,20 @@ class DeviceProbe(SharesRecords, nn.Module):
 
     `seen` is a list of dicts `{"weight": "meta", "inputs": "meta"}` (device types as text), one per
     call; `places` the same without repeats. Its output has the input's batch size and device, and
-    is all zeros: where it runs is what counts. A deep copy shares `seen` (helpers/records.py).
+    is all zeros: where it runs is what counts. `seen` is kept apart from the probe and shared by its
+    deep copies (helpers/records.py).
     """
 
-    _records = ("seen",)
+    _records = ("_record_key",)
+    seen = Record()
 
     def __init__(self, in_features: int = 3, out_features: int = 1):
         super().__init__()
         self.linear = nn.Linear(in_features, out_features)
-        self.seen = []
+        self._record_key = RecordKey()
 
     def forward(self, x):
-        self.seen.append({"weight": self.linear.weight.device.type, "inputs": x.device.type})
+        DeviceProbe.seen.note(self, {"weight": self.linear.weight.device.type, "inputs": x.device.type})
         return torch.zeros(x.shape[0], self.linear.out_features, device=x.device)
 
     @property
@@ -52,17 +62,18 @@ class LossProbe(SharesRecords):
     `seen` is a list of dicts `{"outputs": "meta", "targets": "meta"}`, one per call; `places` the same
     without repeats. It returns a CPU tensor even
     for meta inputs, so a caller can turn the result into a number (a meta tensor holds none).
-    A deep copy shares `seen`.
+    `seen` is kept apart from the probe and shared by its deep copies (helpers/records.py).
     """
 
-    _records = ("seen",)
+    _records = ("_record_key",)
+    seen = Record()
 
     def __init__(self, value: float = 0.25):
         self.value = value
-        self.seen = []
+        self._record_key = RecordKey()
 
     def __call__(self, outputs, targets):
-        self.seen.append({"outputs": outputs.device.type, "targets": targets.device.type})
+        LossProbe.seen.note(self, {"outputs": outputs.device.type, "targets": targets.device.type})
         return torch.tensor(self.value)
 
     @property
@@ -73,19 +84,29 @@ class LossProbe(SharesRecords):
 class GradModeProbe(SharesRecords, nn.Module):
     """A one-layer model (4 -> 2) that records, at each call, whether autograd was recording.
 
-    `seen` is a list of `torch.is_grad_enabled()` values, one per forward pass; a deep copy shares it
-    (helpers/records.py), so a function that predicts with `copy.deepcopy(model)` is seen too.
+    `seen` is a list of `torch.is_grad_enabled()` values, one per forward pass, kept apart from the probe
+    and shared by its deep copies (helpers/records.py), so a function that predicts with
+    `copy.deepcopy(model)` is seen too.
     """
 
-    _records = ("seen",)
+    _records = ("_record_key",)
+    seen = Record()
 
     def __init__(self):
         super().__init__()
-        self.linear, self.seen = nn.Linear(4, 2), []
+        self.linear, self._record_key = nn.Linear(4, 2), RecordKey()
 
     def forward(self, x):
-        self.seen.append(torch.is_grad_enabled())
+        GradModeProbe.seen.note(self, torch.is_grad_enabled())
         return self.linear(x)
+
+
+@asks_notebook
+def grad_mode_in_forward(fn, model, *args):
+    """`fn(model, *args)` for a GradModeProbe `model`, in the notebook's process, where the model's record is kept:
+    (what fn returned, whether autograd was recording at each forward pass, as a list read after fn returned)."""
+    key = record_key(model)
+    return fn(model, *args), recorded(GradModeProbe, "seen", key)
 
 
 def _forbidden_broadcast_shapes(original, *shapes):

@@ -57,12 +57,60 @@ def test_a_deep_copy_of_a_probe_records_into_the_original_and_copies_everything_
     twin = copy.deepcopy(probe).eval()
     with torch.no_grad():
         twin(torch.randn(2, 4))
-    assert probe.seen == [False] and twin.seen is probe.seen
+    assert probe.seen == [False] and twin.seen == probe.seen
     assert probe.training and not twin.training
     assert twin.linear.weight is not probe.linear.weight and torch.equal(twin.linear.weight, probe.linear.weight)
     loss_fn = LossProbe()
     copy.deepcopy(loss_fn)(torch.zeros(1), torch.zeros(1))
     assert loss_fn.seen == [{"outputs": "cpu", "targets": "cpu"}]
-    carried = pickle.loads(pickle.dumps(probe))    # how course grade carries it to the notebook: its own records
-    carried(torch.randn(1, 4))
-    assert probe.seen == [False] and carried.seen == [False, True]
+    carried = pickle.loads(pickle.dumps(probe))    # how course grade carries it to the notebook: its own records,
+    carried(torch.randn(1, 4))                     # kept where they are noted (helpers/records.py), none carried
+    assert probe.seen == [False] and carried.seen == [True]
+
+
+def _forges(probe, record, *, call):
+    """What code handed a probe might do to the record a verdict reads: each refused or changing only a copy."""
+    from helpers.records import RecordKey
+
+    call()
+    probe.seen.clear()                                  # a copy: the record stays
+    probe.seen[:] = [record]
+    del probe.seen[1:]
+    with pytest.raises(AttributeError):
+        probe.seen = [record]
+    with pytest.raises(AttributeError):
+        del probe.seen
+    probe.__dict__["seen"] = [record]                   # the instance dict does not shadow the record
+    return RecordKey()
+
+
+def test_code_handed_a_device_or_loss_probe_cannot_rewrite_where_it_ran():
+    """Issue 38: a probe's record was a plain list on the object handed to the code under test."""
+    probe = DeviceProbe(3, 2)
+    _forges(probe, {"weight": "meta", "inputs": "meta"}, call=lambda: probe(torch.randn(4, 3)))
+    assert probe.seen == [{"weight": "cpu", "inputs": "cpu"}] == probe.places
+    loss_fn = LossProbe()
+    _forges(loss_fn, {"outputs": "meta", "targets": "meta"}, call=lambda: loss_fn(torch.zeros(1), torch.zeros(1)))
+    assert loss_fn.seen == [{"outputs": "cpu", "targets": "cpu"}] == loss_fn.places
+
+
+def test_code_handed_the_grad_mode_probe_cannot_rewrite_whether_autograd_recorded():
+    """Issue 38: predict handed a GradModeProbe could set model.seen = [False] after a forward that recorded."""
+    from helpers.probes_devices import GradModeProbe, grad_mode_in_forward
+
+    def forges(model, x):
+        out = model(x).detach()                         # wrong: detached afterwards
+        model._record_key = _forges(model, False, call=lambda: None)   # another key: the helper reads the old one
+        model(x)
+        return out
+
+    out, seen = grad_mode_in_forward(forges, GradModeProbe(), torch.randn(3, 4))
+    assert seen == [True] and out.shape == (3, 2)
+
+    def right(model, x):
+        with torch.no_grad():
+            return copy.deepcopy(model)(x)              # a deep copy records into the probe handed over
+
+    import copy
+
+    assert grad_mode_in_forward(right, GradModeProbe(), torch.randn(3, 4))[1] == [False]
