@@ -52,6 +52,12 @@ def _main(argv: list[str] | None) -> int:
                          help="the nbgrader course folder holding submitted/ and gradebook.db (default: the checkout)")
     p_grade.add_argument("--force", action="store_true", help="regrade submissions already graded and unchanged")
     p_grade.add_argument("--no-feedback", action="store_true", help="do not write feedback HTML")
+    where = p_grade.add_mutually_exclusive_group()
+    where.add_argument("--cluster", metavar="ADDRESS", default=None,
+                       help="grade on a Dask cluster: its scheduler's address, e.g. tcp://10.0.0.5:8786 (workers: "
+                            "`dask worker ADDRESS` where the course is installed with its grading extra)")
+    where.add_argument("--scheduler-file", metavar="FILE", default=None,
+                       help="grade on the Dask cluster whose scheduler wrote FILE (`dask scheduler --scheduler-file`)")
     p_grade.add_argument("--roster", type=Path, default=None, metavar="CSV",
                          help="register students with their names first (the CSV `nbgrader db student import` "
                               "takes: id, first_name, last_name, email)")
@@ -188,7 +194,13 @@ def _grade(course: Course, assignments: list[str], args) -> int:
     if args.roster:
         from course.grading.gradebooks import import_roster
         import_roster(ClassDir(class_dir).db_url, args.roster)
-    run = grade(course, class_dir, assignments, _grade_options(args))
+    executor = None
+    if args.cluster or args.scheduler_file:
+        from course.grading.cluster import Cluster
+
+        def executor(processes, threads):
+            return Cluster(address=args.cluster, scheduler_file=args.scheduler_file)
+    run = grade(course, class_dir, assignments, _grade_options(args), executor=executor)
     print(run.table)
     print()
     print(run.report)

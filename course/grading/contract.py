@@ -163,6 +163,7 @@ class FailureKind(StrEnum):
     # The executor's (course.grading.pool, or any other): the job's process never answered.
     WORKER_LOST = "worker-lost"         # the grading process died
     HARD_LIMIT = "hard-limit"           # the job ran past the hard limit and was stopped (not tried again)
+    BAD_RESULT = "bad-result"           # a cluster's worker sent back what is not the job's result: refused
     # The TA's process's, never in a result: it could not record a finished submission (the next run grades it).
     RECORD_FAILED = "record-failed"
 

@@ -1,0 +1,294 @@
+"""Grading on a Dask distributed cluster: `Cluster`, a `contract.Executor` beside the local `pool.Pool`.
+
+The TA's process sends each job to the cluster as plain data (`course.grading.bundle`: the submission, the
+assignment's source folder, its definitions and nbgrader's configuration files, by value: no shared file system),
+and a worker runs `grade_on_worker`: it unpacks the job into a folder of its own, grades it exactly as a local run
+does (a single-process `pool.Pool` per worker thread: the same sandbox, judge, limits and hard limit), and sends
+back the result and its autograded and feedback folders as data. The TA's process checks what came back (a
+`GradeResult` of the job it sent, its folders a bundle) and alone commits it; anything else is refused and named.
+
+Workers are plain `dask worker ADDRESS` processes on machines where the course is installed with its grading
+extra; each grades as many submissions at once as it has threads. A worker whose sandbox cannot start is retired
+from the cluster and named; its job goes to another. The scheduler places queued jobs on workers as they free up,
+a worker that joins mid-run included, and runs again on another worker a job whose worker was lost.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections import deque
+from dataclasses import replace
+from pathlib import Path
+
+from course.grading.bundle import BundleError, pack, unpack
+from course.grading.contract import FailureKind, GradeResult, GradingStopped, Job
+
+MiB = 1 << 20
+JOB_LIMIT = 256 * MiB           # what one job's files may hold on their way to a worker
+RESULT_LIMIT = 256 * MiB        # what one result's folders may hold on their way back
+CONFIG_NAMES = ("nbgrader_config.py", "nbgrader_config.json")
+SETTINGS = "pyproject.toml"
+STOP = "stop"                   # pool.STOP: on_result's answer to start no more jobs
+CONNECT_TIMEOUT = 30            # seconds to reach the scheduler
+POLL = 0.25                     # seconds between looks at what finished
+
+
+class Cluster:
+    """The executor for `course grade --cluster ADDRESS` (or a scheduler file): jobs go to the cluster's
+    workers. `workers` names the workers seen and `refused` those retired because their sandbox cannot start."""
+
+    def __init__(self, address: str | None = None, scheduler_file: str | None = None, say=print,
+                 timeout: float = CONNECT_TIMEOUT):
+        from distributed import Client
+
+        self.say = say
+        where = address or scheduler_file
+        try:
+            self.client = (Client(address, timeout=timeout, set_as_default=False) if address else
+                           Client(scheduler_file=scheduler_file, timeout=timeout, set_as_default=False))
+        except OSError as error:
+            raise GradingStopped(f"no Dask scheduler answered at {where}: {error}") from None
+        self.where = where
+        self.refused: dict[str, str] = {}
+
+    def run(self, jobs: list[Job], hard_limit: float, on_start=None, on_result=None) -> None:
+        """See `contract.Executor.run`. Every job is queued on the scheduler at once; the scheduler hands them
+        to workers as their threads free up (on_start is called as a job is queued)."""
+        pending, running = deque(jobs), {}
+        while pending or running:
+            while pending:
+                job = pending.popleft()
+                future = self._submit(job, hard_limit)
+                running[future] = job
+                if on_start:
+                    on_start(job)
+            done = [future for future in running if future.done()]
+            if not done:
+                self._stop_if_scheduler_lost()
+                time.sleep(POLL)
+            for future in done:
+                job = running.pop(future)
+                result = self._result(future, job)
+                if result is None:          # its worker refused it (no sandbox there): another one grades it
+                    pending.append(job)
+                    continue
+                verdict = on_result(job, result) if on_result else None
+                if verdict == STOP:
+                    pending.clear()
+                    for other in running:
+                        other.cancel()
+                    return
+                if verdict:
+                    pending.append(job)
+
+    def _submit(self, job: Job, hard_limit: float):
+        return self.client.submit(grade_on_worker, job_bundle(job), hard_limit, pure=False,
+                                  key=f"course-grade-{job.assignment}-{os.urandom(8).hex()}")
+
+    def _stop_if_scheduler_lost(self) -> None:
+        if self.client.status not in ("running", "connecting"):
+            raise GradingStopped(f"the cluster's scheduler at {self.where} was lost ({self.client.status}): what "
+                                 f"finished is recorded; the next run grades what is left")
+
+    def _result(self, future, job: Job) -> GradeResult | None:
+        """The result `future` brought for `job`, checked; None when its worker refused the job."""
+        worker = self._worker_of(future)
+        if future.status == "cancelled":
+            self._stop_if_scheduler_lost()
+            return GradeResult.failed(job, FailureKind.WORKER_LOST, "the cluster cancelled the job")
+        if future.status == "error":
+            error = future.exception()
+            lost = type(error).__name__ == "KilledWorker"
+            return GradeResult.failed(job, FailureKind.WORKER_LOST if lost else FailureKind.GRADER_ERROR,
+                                      f"on the cluster ({worker}): {type(error).__name__}: {str(error)[:300]}")
+        try:
+            sent = future.result()
+        finally:
+            future.release()
+        if type(sent) is dict and set(sent) == {"refused"} and type(sent["refused"]) is str:
+            self._retire(worker, sent["refused"])
+            return None
+        try:
+            return received(sent, job)
+        except (BundleError, ValueError, TypeError, KeyError) as error:
+            return GradeResult.failed(job, FailureKind.BAD_RESULT,
+                                      f"the cluster worker {worker} sent back what is not this job's result "
+                                      f"({type(error).__name__}: {str(error)[:200]}): refused")
+
+    def _worker_of(self, future) -> str:
+        try:
+            held = self.client.who_has([future]).get(future.key) or ()
+        except Exception:  # noqa: BLE001 - naming the worker is for the TA's reading only
+            held = ()
+        return ", ".join(held) or "a worker"
+
+    def _retire(self, worker: str, why: str) -> None:
+        """Take a worker whose sandbox cannot start out of the cluster, once, and name it."""
+        if worker not in self.refused:
+            self.refused[worker] = why
+            self.say(f"cluster worker {worker} cannot grade (no sandbox there: {why}): retired from the cluster")
+            try:
+                self.client.retire_workers(workers=[worker], close_workers=True)
+            except Exception:  # noqa: BLE001 - it may be gone already
+                pass
+        if not self.client.scheduler_info().get("workers"):
+            raise GradingStopped("no worker of the cluster can start a sandbox: " +
+                                 "; ".join(f"{w}: {r}" for w, r in self.refused.items()))
+
+    def close(self) -> None:
+        self.client.close()
+
+    def stop(self) -> None:
+        """Interrupted: the cluster forgets this run's jobs (a worker's running kernel ends with its pool's job)."""
+        self.client.close()
+
+
+# -- what travels ----------------------------------------------------------------------------------------
+
+def job_bundle(job: Job) -> dict:
+    """`job` as plain data: its fields, and the files its paths name."""
+    config = [{name: (Path(folder) / name).read_bytes() for name in CONFIG_NAMES if (Path(folder) / name).is_file()}
+              for folder in job.config_dirs]
+    return {"job": {"assignment": job.assignment, "student": job.student, "sandbox_json": job.sandbox_json,
+                    "feedback": job.feedback},
+            "submission": pack(job.submission, JOB_LIMIT), "source": pack(job.source, JOB_LIMIT),
+            "template_db": Path(job.template_db).read_bytes(), "config": config,
+            # The checkout's settings beside its source/ (the release's placeholders are filled from them).
+            "settings": (Path(job.source).parents[1] / SETTINGS).read_bytes()}
+
+
+def received(sent, job: Job) -> GradeResult:
+    """The result a worker sent for `job`, its folders unpacked into the job's scratch folder here; ValueError
+    (or BundleError) when it is not a result of this job."""
+    if type(sent) is not dict or set(sent) != {"result", "autograded", "feedback"}:
+        raise ValueError("not a result: a dict of result, autograded and feedback")
+    result = GradeResult.from_json(sent["result"])
+    if (result.assignment, result.student) != (job.assignment, job.student):
+        raise ValueError(f"a result for another submission ({result.assignment!r:.60}, {result.student!r:.60})")
+    scratch = Path(job.scratch)
+    scratch.mkdir(parents=True, exist_ok=True)
+    folders = {}
+    for name in ("autograded", "feedback"):
+        if sent[name] is None:
+            folders[name] = None
+            continue
+        (scratch / name).mkdir()
+        unpack(sent[name], scratch / name, RESULT_LIMIT)
+        folders[name] = str(scratch / name)
+    if (result.autograded is None) != (folders["autograded"] is None):
+        raise ValueError("its autograded folder and its result disagree")
+    return replace(result, scratch=job.scratch, autograded=folders["autograded"], feedback=folders["feedback"])
+
+
+# -- on a worker -------------------------------------------------------------------------------------------
+
+_local = threading.local()          # each worker thread's own single-process pool
+_sandboxes: dict = {}               # (limits, isolated) -> the Sandbox of this machine, or why there is none
+_sandbox_lock = threading.Lock()
+
+
+def grade_on_worker(sent: dict, hard_limit: float) -> dict:
+    """Run on a cluster's worker: grade the job `sent` (`job_bundle`) as a local run does and send back the
+    result and its folders (`received`), or {"refused": why} when no sandbox can start here."""
+    from course.grading.sandbox.policy import Sandbox, SandboxUnavailable
+
+    given = Sandbox.from_json(sent["job"]["sandbox_json"])
+    try:
+        sandbox = _machine_sandbox(given)
+    except SandboxUnavailable as error:
+        return {"refused": str(error)}
+    root = Path(tempfile.mkdtemp(prefix="course-cluster-"))
+    os.chmod(root, 0o755)       # the sandbox uid must reach its own folders below this one
+    try:
+        job = _job_here(sent, root, sandbox)
+        result = _pool().grade(job, hard_limit)
+        return {"result": result.to_json(),
+                "autograded": pack(result.autograded, RESULT_LIMIT) if result.autograded else None,
+                "feedback": pack(result.feedback, RESULT_LIMIT) if result.feedback else None}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _job_here(sent: dict, root: Path, sandbox) -> Job:
+    source = root / "course" / "source" / sent["job"]["assignment"]     # a checkout's layout, as on the TA's side
+    for folder in (root / "submission", source, root / "scratch"):
+        folder.mkdir(parents=True)
+    unpack(sent["submission"], root / "submission", JOB_LIMIT)
+    unpack(sent["source"], source, JOB_LIMIT)
+    (root / "course" / SETTINGS).write_bytes(sent["settings"])
+    (root / "template.db").write_bytes(sent["template_db"])
+    config_dirs = []
+    for i, files in enumerate(sent["config"]):
+        folder = root / f"config{i}"
+        folder.mkdir()
+        for name, content in files.items():
+            if name in CONFIG_NAMES:
+                (folder / name).write_bytes(content)
+        config_dirs.append(str(folder))
+    given = sent["job"]
+    return Job(assignment=given["assignment"], student=given["student"], submission=str(root / "submission"),
+               source=str(source), template_db=str(root / "template.db"), config_dirs=tuple(config_dirs),
+               scratch=str(root / "scratch"), sandbox_json=sandbox.to_json(), feedback=given["feedback"])
+
+
+def _machine_sandbox(given):
+    """This machine's sandbox with the run's limits (its own bubblewrap, Python and helpers paths), made once per
+    process; SandboxUnavailable when there is none and the run did not allow grading without one."""
+    from course.grading.sandbox.policy import SandboxUnavailable, make_sandbox
+
+    key = (given.limits, given.isolated)
+    with _sandbox_lock:
+        if key not in _sandboxes:
+            import course
+            checkout = Path(course.__file__).resolve().parents[1]     # a checkout holds source/: never shown
+            try:
+                _sandboxes[key] = make_sandbox([checkout, Path(tempfile.gettempdir())], given.limits,
+                                               allow_unsandboxed=not given.isolated)[0]
+            except SandboxUnavailable as error:
+                _sandboxes[key] = error
+    made = _sandboxes[key]
+    if isinstance(made, SandboxUnavailable):
+        raise made
+    return made
+
+
+class _OnePool:
+    """A worker thread's own `pool.Pool` of one process, kept for its next jobs."""
+
+    def __init__(self):
+        from course.grading.pool import Pool
+
+        threads = max(1, (os.cpu_count() or 1) // _worker_threads())
+        self.pool = Pool(1, threads)
+
+    def grade(self, job: Job, hard_limit: float) -> GradeResult:
+        results = []
+        self.pool.run([job], hard_limit, on_result=lambda _, result: results.append(result))
+        return results[0]
+
+
+def _pool() -> _OnePool:
+    if getattr(_local, "pool", None) is None:
+        _local.pool = _OnePool()
+    return _local.pool
+
+
+def _worker_threads() -> int:
+    try:
+        from distributed import get_worker
+        return max(1, get_worker().state.nthreads)
+    except (ImportError, ValueError, AttributeError):
+        return 1
+
+
+def wait_for_workers(cluster: Cluster, count: int, timeout: float) -> None:
+    """Wait until the cluster has `count` workers (tests and the benchmark)."""
+    deadline = time.monotonic() + timeout
+    while len(cluster.client.scheduler_info().get("workers", {})) < count:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"fewer than {count} workers joined in {timeout:.0f} s")
+        time.sleep(0.2)

@@ -1,0 +1,297 @@
+"""`course grade --cluster`: the Dask executor (course/grading/cluster.py) and the bundles its jobs and results
+travel as (course/grading/bundle.py).
+
+The end-to-end tests start a real `dask scheduler` and real `dask worker` processes on 127.0.0.1 and grade kept
+answers of one assignment on them; the grades must be plain nbgrader's, cell by cell (as local grading's are:
+tests/test_verdicts.py), whatever happens to a worker on the way.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from grading_support import COURSE
+from grading_support import grade as plain_nbgrader
+
+from course.grading.batch import grade
+from course.grading.bundle import BundleError, pack, unpack
+from course.grading.cluster import Cluster, grade_on_worker, job_bundle, received, wait_for_workers
+from course.grading.contract import FailureKind, GradeOptions, GradeResult, GradingStopped, Job
+from course.grading.gradebooks import cell_scores
+from course.notebook import cells
+from course.notebook.nbgrader_runs import submit
+
+ASSIGNMENT = "04_serialization"
+MiB = 1 << 20
+
+
+# -- bundles ----------------------------------------------------------------------------------------------
+
+def test_a_folder_travels_whole_names_links_and_all(tmp_path):
+    src = tmp_path / "src"
+    (src / "data" / "deep").mkdir(parents=True)
+    (src / "notebook.ipynb").write_text("{}")
+    (src / "data" / "deep" / "weights.pt").write_bytes(bytes(range(256)) * 10)
+    os.mkdir(os.path.join(os.fsencode(src), b"caf\xe9"))        # a name that is not UTF-8 (a Windows zip)
+    (src / "empty").mkdir()
+    os.symlink("/etc/passwd", src / "planted")                  # travels as a link, never read
+    os.mkfifo(src / "fifo")                                     # a special file does not travel
+    bundle = pack(src, MiB)
+    assert b"planted" in bundle["links"] and b"fifo" not in bundle["files"]
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    unpack(bundle, dst, MiB)
+    assert (dst / "data" / "deep" / "weights.pt").read_bytes() == bytes(range(256)) * 10
+    assert os.path.isdir(os.path.join(os.fsencode(dst), b"caf\xe9")) and (dst / "empty").is_dir()
+    assert os.readlink(dst / "planted") == "/etc/passwd" and not (dst / "fifo").exists()
+
+
+@pytest.mark.parametrize("bundle", [
+    {"dirs": [], "files": {b"../outside": b"x"}, "links": {}},
+    {"dirs": [], "files": {b"/etc/cron.d/x": b"x"}, "links": {}},
+    {"dirs": [], "files": {b"a/./b": b"x"}, "links": {}},
+    {"dirs": [], "files": {"text-name": b"x"}, "links": {}},
+    {"dirs": [], "files": {b"a": "not bytes"}, "links": {}},
+    {"dirs": [], "files": {}, "links": {b"up": b"/"}, "extra": 1},
+    ["not", "a", "dict"],
+], ids=["climbs", "absolute", "dot", "str-name", "str-content", "extra-key", "list"])
+def test_what_is_not_a_bundle_is_refused(tmp_path, bundle):
+    with pytest.raises(BundleError):
+        unpack(bundle, tmp_path, MiB)
+    assert not (tmp_path.parent / "outside").exists()
+
+
+def test_nothing_is_written_through_a_link_the_bundle_makes(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    # Links are made after every file, so a file "under" one cannot be written through it: refused instead.
+    bundle = {"dirs": [], "files": {b"up/evil": b"x"}, "links": {b"up": os.fsencode(outside)}}
+    with pytest.raises((BundleError, FileExistsError)):
+        unpack(bundle, dst, MiB)
+    assert not (outside / "evil").exists()
+
+
+def test_a_bundle_over_its_limit_is_refused(tmp_path):
+    (tmp_path / "big").write_bytes(b"x" * 2048)
+    with pytest.raises(BundleError):
+        pack(tmp_path, 1024)
+    with pytest.raises(BundleError):
+        unpack({"dirs": [], "files": {b"big": b"x" * 2048}, "links": {}}, tmp_path / "..", 1024)
+
+
+# -- what a worker sends back ----------------------------------------------------------------------------------
+
+def _job(tmp_path, student="ada") -> Job:
+    return Job(assignment=ASSIGNMENT, student=student, submission="", source="", template_db="", config_dirs=(),
+               scratch=str(tmp_path / "scratch"), sandbox_json="{}")
+
+
+def _sent(job: Job, student: str | None = None) -> dict:
+    result = GradeResult.scored(job, graded=True, record={"score": 1.0}, autograded="/worker/scratch/autograded")
+    data = result.to_json() | {"student": student or job.student}
+    return {"result": data, "autograded": {"dirs": [], "files": {b"04.ipynb": b"{}"}, "links": {}},
+            "feedback": None}
+
+
+def test_a_workers_result_lands_in_the_jobs_scratch_folder(tmp_path):
+    job = _job(tmp_path)
+    result = received(_sent(job), job)
+    assert result.scratch == job.scratch and result.autograded == str(tmp_path / "scratch" / "autograded")
+    assert (tmp_path / "scratch" / "autograded" / "04.ipynb").read_bytes() == b"{}" and result.feedback is None
+
+
+@pytest.mark.parametrize("change", ["another student", "garbage", "missing folder", "extra field"])
+def test_a_result_that_is_not_the_jobs_is_refused(tmp_path, change):
+    job = _job(tmp_path)
+    sent = _sent(job)
+    if change == "another student":
+        sent = _sent(job, student="grace")
+    elif change == "garbage":
+        sent = {"result": "<script>", "autograded": None, "feedback": None}
+    elif change == "missing folder":
+        sent["autograded"] = None
+    else:
+        sent["result"]["verdict"] = "full marks"
+    with pytest.raises(ValueError):
+        received(sent, job)
+
+
+# -- a real cluster ------------------------------------------------------------------------------------------
+
+
+class _Cluster:
+    """A `dask scheduler` and named `dask worker` processes on 127.0.0.1, each in its own process group."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.file = str(folder / "scheduler.json")
+        self.scheduler = self._start("scheduler", ["scheduler", "--host", "127.0.0.1", "--port", "0",
+                                                   "--scheduler-file", self.file, "--no-dashboard"])
+        deadline = time.monotonic() + 60
+        while not Path(self.file).exists():
+            assert time.monotonic() < deadline and self.scheduler.poll() is None, "the scheduler did not start"
+            time.sleep(0.2)
+        self.workers: dict[str, subprocess.Popen] = {}
+
+    def _start(self, name: str, args: list[str]) -> subprocess.Popen:
+        with open(self.folder / f"{name}.log", "wb") as log:    # the process keeps its own copy
+            return subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True, cwd=self.folder)
+
+    def add_worker(self, name: str) -> None:
+        self.workers[name] = self._start(name, ["worker", "--scheduler-file", self.file, "--nthreads", "1",
+                                                "--no-nanny", "--no-dashboard", "--name", name])
+
+    def kill(self, name: str) -> None:
+        os.killpg(self.workers[name].pid, signal.SIGKILL)
+        self.workers[name].wait(30)
+
+    def close(self) -> None:
+        for proc in [*self.workers.values(), self.scheduler]:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(30)
+
+
+@contextmanager
+def cluster(workers: int):
+    folder = Path(tempfile.mkdtemp(prefix="course-cluster-test-"))
+    running = _Cluster(folder)
+    try:
+        for i in range(workers):
+            running.add_worker(f"w{i}")
+        yield running
+    finally:
+        running.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _class(students: int) -> tuple[Path, object, list[str]]:
+    """A class folder holding the first `students` submissions plain nbgrader graded, and those students."""
+    plain = plain_nbgrader(ASSIGNMENT)
+    chosen = ["reference", "untouched", *sorted(set(plain.wrong_student.values()))][:students]
+    class_dir = Path(tempfile.mkdtemp(prefix="cluster-class-"))
+    for student in chosen:
+        shutil.copytree(plain.autograded.parent / "submitted" / student, class_dir / "submitted" / student)
+    return class_dir, plain, chosen
+
+
+def _differences(class_dir: Path, plain, students: list[str]) -> list[str]:
+    scores = cell_scores(f"sqlite:///{class_dir / 'gradebook.db'}", ASSIGNMENT)
+    ours = {s: {key.split("/")[-1]: score for key, score in cells.items()} for s, cells in scores.items()}
+    assert sorted(ours) == sorted(students), "every submission graded, once"
+    return [f"{s} {cell}: plain nbgrader {score}, the cluster {ours[s].get(cell)}"
+            for s in students for cell, (score, _) in plain.scores[s].items() if ours[s].get(cell) != score]
+
+
+class _WatchedCluster(Cluster):
+    """The executor, with a hook the test runs once, when the first job has started on a worker."""
+
+    def __init__(self, *args, when_running=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.when_running, self.started_on = when_running, None
+
+    def _submit(self, job, hard_limit):
+        future = super()._submit(job, hard_limit)
+        if self.when_running and self.started_on is None:
+            deadline = time.monotonic() + 60
+            while not any(self.client.processing().values()) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            self.started_on = next(w for w, keys in self.client.processing().items() if keys)
+            self.when_running(self)
+        return future
+
+
+@pytest.mark.sandbox
+@pytest.mark.e2e
+@pytest.mark.xdist_group(ASSIGNMENT)
+def test_a_killed_worker_costs_no_grade_and_a_worker_that_joins_gets_work():
+    """Two workers; as the first job runs, the worker running it is SIGKILLed and a third joins: every
+    submission is graded once, with plain nbgrader's scores, and the newcomer graded some of them."""
+    class_dir, plain, students = _class(4)
+    with cluster(workers=2) as running:
+        names = {}
+
+        def kill_one_and_add_one(executor):
+            info = executor.client.scheduler_info()["workers"]
+            names.update({addr: w["name"] for addr, w in info.items()})
+            running.kill(names[executor.started_on])
+            running.add_worker("late")
+
+        executor = None
+
+        def make(processes, threads):
+            nonlocal executor
+            executor = _WatchedCluster(scheduler_file=running.file, when_running=kill_one_and_add_one)
+            wait_for_workers(executor, 2, 120)
+            return executor
+
+        run = grade(COURSE, class_dir, [ASSIGNMENT], GradeOptions(jobs=2), say=lambda *a, **k: None,
+                    executor=make)
+        assert not run.ungraded, run.ungraded
+        assert sorted(run.graded) == sorted((s, ASSIGNMENT) for s in students), "each graded exactly once"
+        assert not _differences(class_dir, plain, students)
+        looking = Cluster(scheduler_file=running.file)      # the run's own client closed with the run
+        late = [addr for addr, w in looking.client.scheduler_info()["workers"].items() if w["name"] == "late"]
+        assert late, "the worker that joined mid-run is in the cluster"
+        done_by_late = looking.client.run(lambda dask_worker: dask_worker.state.executed_count, workers=late)
+        assert sum(done_by_late.values()) >= 1, "the worker that joined mid-run graded a submission"
+        looking.close()
+    shutil.rmtree(class_dir, ignore_errors=True)
+
+
+def _lying(sent, hard_limit):
+    """A worker's answer for another student than the one sent."""
+    job = Job(assignment=sent["job"]["assignment"], student="someone-else", submission="", source="",
+              template_db="", config_dirs=(), scratch="/nowhere", sandbox_json="{}")
+    return {"result": GradeResult.scored(job, graded=True, record={}).to_json(), "autograded": None,
+            "feedback": None}
+
+
+class _LyingCluster(Cluster):
+    def _submit(self, job, hard_limit):
+        return self.client.submit(_lying, job_bundle(job), hard_limit, pure=False)
+
+
+@pytest.mark.sandbox
+@pytest.mark.e2e
+@pytest.mark.xdist_group(ASSIGNMENT)
+def test_a_result_for_a_submission_the_worker_was_not_given_is_refused_and_the_worker_named():
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])     # the workers cannot import this test file
+    class_dir, students = Path(tempfile.mkdtemp(prefix="cluster-class-")), ["untouched"]
+    submit(class_dir, ASSIGNMENT, "untouched", cells.read(COURSE.release_notebook(ASSIGNMENT)))
+    with cluster(workers=1) as running:
+        def make(processes, threads):
+            executor = _LyingCluster(scheduler_file=running.file)
+            wait_for_workers(executor, 1, 120)
+            return executor
+
+        try:
+            run = grade(COURSE, class_dir, [ASSIGNMENT], GradeOptions(jobs=1), say=lambda *a, **k: None,
+                        executor=make)
+            why = run.ungraded[(students[0], ASSIGNMENT)]
+        except GradingStopped as stopped:
+            why = str(stopped)
+    assert FailureKind.BAD_RESULT in why and "tcp://127.0.0.1:" in why and "refused" in why, why
+    assert not cell_scores(f"sqlite:///{class_dir / 'gradebook.db'}", ASSIGNMENT), "nothing recorded"
+    shutil.rmtree(class_dir, ignore_errors=True)
+
+
+def test_no_scheduler_stops_the_run_with_a_message_that_names_it():
+    with pytest.raises(GradingStopped, match="no Dask scheduler answered at tcp://127.0.0.1:9"):
+        Cluster(address="tcp://127.0.0.1:9", timeout=1)
+
+
+def test_the_worker_side_names_the_task_it_runs():
+    assert grade_on_worker.__module__ == "course.grading.cluster"    # importable on every worker, by name
