@@ -1,7 +1,9 @@
 """Probes for the tests of notebook 06: hooks left behind, and whether autograd was recording.
 
 They observe what a student's function did to the modules it was given; none of them does
-an exercise's work.
+an exercise's work. A record a verdict reads is kept apart from the probe handed to that function
+(helpers/records.py), and `forward_passes_during` and `global_hooks_in_forward` run the function where
+the notebook runs and give the record back as data.
 """
 
 import torch
@@ -9,6 +11,8 @@ from torch import nn
 from torch.nn.modules import module as _registry
 
 from .notebook_state import asks_notebook
+from .probes_memory import record_key, recorded
+from .records import Record, RecordKey
 
 
 def forward_hooks_on(model: nn.Module) -> int:
@@ -23,30 +27,44 @@ def global_forward_hooks() -> int:
 
 
 class GradRecorder(nn.Module):
-    """Runs `inner` and records, in `.seen`, whether autograd was recording during each forward pass."""
+    """Runs `inner` and records, in `.seen`, whether autograd was recording during each forward pass (a record kept
+    apart from it: helpers/records.py)."""
+
+    seen = Record()
 
     def __init__(self, inner: nn.Module):
         super().__init__()
         self.inner = inner
-        self.seen = []
+        self._record_key = RecordKey()
 
     def forward(self, x):
-        self.seen.append(torch.is_grad_enabled())
+        GradRecorder.seen.note(self, torch.is_grad_enabled())
         return self.inner(x)
 
 
 class SeesGlobalHooks(nn.Module):
     """Runs `inner` and records, in `.seen`, how many global forward hooks and pre-hooks were attached during
-    each forward pass (a hook removed afterwards is still seen: it hooked every module in the process meanwhile)."""
+    each forward pass (a hook removed afterwards is still seen: it hooked every module in the process meanwhile).
+    The record is kept apart from it (helpers/records.py)."""
+
+    seen = Record()
 
     def __init__(self, inner: nn.Module):
         super().__init__()
         self.inner = inner
-        self.seen = []
+        self._record_key = RecordKey()
 
     def forward(self, x):
-        self.seen.append(len(_registry._global_forward_hooks) + len(_registry._global_forward_pre_hooks))
+        SeesGlobalHooks.seen.note(self, len(_registry._global_forward_hooks) + len(_registry._global_forward_pre_hooks))
         return self.inner(x)
+
+
+@asks_notebook
+def global_hooks_in_forward(fn, model, *args):
+    """`fn(model, *args)` for a SeesGlobalHooks `model`, in the notebook's process, where its record is kept: (what fn
+    returned, how many global forward hooks were attached at each forward pass, as a list read after fn returned)."""
+    key = record_key(model)
+    return fn(model, *args), recorded(SeesGlobalHooks, "seen", key)
 
 
 class OutOfOrderModel(nn.Module):
@@ -64,15 +82,30 @@ class OutOfOrderModel(nn.Module):
 
 
 class CountsCalls(nn.Module):
-    """One linear layer (2 -> 2) that counts its forward passes in `calls`."""
+    """One linear layer (2 -> 2) that records the shape of its input at each forward pass in `forwards` (a record kept
+    apart from it: helpers/records.py); `calls` is how many there were."""
+
+    forwards = Record()
 
     def __init__(self):
         super().__init__()
-        self.layer, self.calls = nn.Linear(2, 2), 0
+        self.layer, self._record_key = nn.Linear(2, 2), RecordKey()
+
+    @property
+    def calls(self) -> int:
+        return len(self.forwards)
 
     def forward(self, x):
-        self.calls += 1
+        CountsCalls.forwards.note(self, tuple(x.shape))
         return self.layer(x)
+
+
+@asks_notebook
+def forward_passes_during(fn, model, *args):
+    """`fn(model, *args)` for a CountsCalls `model`, in the notebook's process, where its record is kept: (what fn
+    returned, how many forward passes the model ran, read after fn returned)."""
+    key = record_key(model)
+    return fn(model, *args), len(recorded(CountsCalls, "forwards", key))
 
 
 class FailsAfterLastLayer(nn.Module):

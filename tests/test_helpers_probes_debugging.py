@@ -1,5 +1,6 @@
 """helpers.probes_debugging: do the probes count hooks and record autograd as it really was?"""
 
+import pytest
 import torch
 from torch import nn
 
@@ -36,3 +37,63 @@ def test_grad_recorder_records_whether_autograd_was_on_and_passes_the_output_thr
     assert probe.seen == [True, False]
     assert out.shape == (3, 1) and out.requires_grad
     assert list(probe.parameters()) == list(probe.inner.parameters())
+
+
+def _rewrites(probe, name, value):
+    """What code handed a probe might do to the record a verdict reads: each refused or changing only a copy.
+    Returns a new key for the probe, which files whatever it notes next elsewhere."""
+    from helpers.records import RecordKey
+
+    getattr(probe, name).clear()
+    getattr(probe, name)[:] = value
+    del getattr(probe, name)[1:]
+    with pytest.raises(AttributeError):
+        setattr(probe, name, value)
+    with pytest.raises(AttributeError):
+        delattr(probe, name)
+    probe.__dict__[name] = value                        # the instance dict does not shadow the record
+    return RecordKey()
+
+
+def test_code_handed_the_grad_recorder_cannot_rewrite_its_record():
+    probe = GradRecorder(nn.Linear(2, 1))
+    probe(torch.ones(3, 2))
+    _rewrites(probe, "seen", [False])
+    assert probe.seen == [True]
+
+
+def test_code_handed_the_global_hook_watcher_cannot_rewrite_what_it_saw():
+    """Issue 38: trace_shapes handed a SeesGlobalHooks could set model.seen = [] after a forward under a global hook."""
+    from helpers.probes_debugging import SeesGlobalHooks, global_hooks_in_forward
+
+    def forges(model, x):
+        handle = nn.modules.module.register_module_forward_hook(lambda m, i, o: None)   # wrong: a global hook
+        try:
+            model(x)
+        finally:
+            handle.remove()
+        model._record_key = _rewrites(model, "seen", [0])   # another key: the helper reads the one handed over
+        model(x)
+        return "traced"
+
+    before = global_forward_hooks()
+    result, seen = global_hooks_in_forward(forges, SeesGlobalHooks(nn.Linear(2, 2)), torch.ones(1, 2))
+    assert result == "traced" and seen == [before + 1]
+    assert global_hooks_in_forward(lambda m, x: m(x).shape, SeesGlobalHooks(nn.Linear(2, 2)), torch.ones(1, 2)) == \
+        ((1, 2), [before])
+
+
+def test_code_handed_the_call_counter_cannot_rewrite_how_often_it_ran():
+    """Issue 38: trace_shapes handed a CountsCalls could set model.calls = 1 after running the model twice."""
+    from helpers.probes_debugging import CountsCalls, forward_passes_during
+
+    def forges(model, x):
+        model(x)
+        model(x)                                        # wrong: twice
+        with pytest.raises(AttributeError):
+            model.calls = 1
+        model._record_key = _rewrites(model, "forwards", [(3, 2)])
+        return model.calls
+
+    assert forward_passes_during(forges, CountsCalls(), torch.ones(3, 2)) == (0, 2)
+    assert forward_passes_during(lambda m, x: m(x).shape, CountsCalls(), torch.ones(3, 2)) == ((3, 2), 1)
