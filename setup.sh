@@ -17,6 +17,8 @@ if command -v apt-get >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   needed=()
   command -v bwrap >/dev/null 2>&1 || needed+=(bubblewrap)
+  # The database server the test suite's shared-gradebook tests start (a TA's own PostgreSQL is elsewhere).
+  compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || needed+=(postgresql)
   python="$(scripts/python --which)"
   if [ "$python" = python3 ]; then
     python3 -m pip --version >/dev/null 2>&1 || needed+=(python3-pip)

@@ -52,6 +52,10 @@ def _main(argv: list[str] | None) -> int:
                          help="the nbgrader course folder holding submitted/ and gradebook.db (default: the checkout)")
     p_grade.add_argument("--force", action="store_true", help="regrade submissions already graded and unchanged")
     p_grade.add_argument("--no-feedback", action="store_true", help="do not write feedback HTML")
+    p_grade.add_argument("--db", metavar="URL", default=None,
+                         help="the gradebook, e.g. postgresql+psycopg://grader@db.example.edu/cs101 (a password from "
+                              "PGPASSWORD or ~/.pgpass, never the command line); default: CourseDirectory.db_url "
+                              "in nbgrader_config.py, else the class folder's gradebook.db")
     where = p_grade.add_mutually_exclusive_group()
     where.add_argument("--cluster", metavar="ADDRESS", default=None,
                        help="grade on a Dask cluster: its scheduler's address, e.g. tcp://10.0.0.5:8786 (workers: "
@@ -184,31 +188,38 @@ def _grade_options(args):
                     notebook_timeout=args.notebook_timeout)
     return GradeOptions(jobs=max(1, args.jobs), force=getattr(args, "force", False),
                         allow_unsandboxed=args.allow_unsandboxed, limits=limits,
-                        feedback=not getattr(args, "no_feedback", False))
+                        feedback=not getattr(args, "no_feedback", False), db_url=getattr(args, "db", None))
 
 
 def _grade(course: Course, assignments: list[str], args) -> int:
     from course.grading.batch import grade
 
+    from course.grading import nbgrader_settings
+    from course.grading.batch import gradebook_url
+
     class_dir = (args.class_dir or course.root).resolve()
+    options = _grade_options(args)
+    db_url = gradebook_url(class_dir, options, nbgrader_settings.load(nbgrader_settings.folders(course, class_dir)))
     if args.roster:
         from course.grading.gradebooks import import_roster
-        import_roster(ClassDir(class_dir).db_url, args.roster)
+        import_roster(db_url, args.roster)
     executor = None
     if args.cluster or args.scheduler_file:
         from course.grading.cluster import Cluster
 
         def executor(processes, threads):
             return Cluster(address=args.cluster, scheduler_file=args.scheduler_file)
-    run = grade(course, class_dir, assignments, _grade_options(args), executor=executor)
+    run = grade(course, class_dir, assignments, options, executor=executor)
     print(run.table)
     print()
     print(run.report)
     folder = ClassDir(class_dir)
-    print(f"\ngradebook: {folder.gradebook}   grades: {folder.grades_csv}   "
+    from sqlalchemy.engine import make_url
+    shown = folder.gradebook if run.db_url == folder.db_url else make_url(run.db_url).render_as_string(True)
+    print(f"\ngradebook: {shown}   grades: {folder.grades_csv}   "
           f"report: {folder.report}   feedback: {folder.feedback()}/")
     from course.grading.class_report.html import write_after_grading
-    page = write_after_grading(class_dir, course.assignments())     # the whole class, not just this run's
+    page = write_after_grading(class_dir, course.assignments(), db_url=run.db_url)  # the whole class's
     if page:
         print(f"class report (open it in a browser): {page}")
     return 1 if run.ungraded else 0     # some submissions must be graded again

@@ -53,6 +53,7 @@ from course.grading.contract import (
 from course.grading.inert import terminal
 from course.grading.preflight import max_notebooks, register
 from course.grading.present import Progress, present
+from course.grading.run_lock import one_run_at_a_time
 from course.grading.resume import done_problems, expected_seconds, fingerprint, write_done
 from course.grading.sandbox.policy import make_sandbox
 from course.notebook.classdir import ClassDir
@@ -79,10 +80,15 @@ def grade(course: Course, class_dir: Path, assignments: list[str], options: Grad
           executor: ExecutorFactory | None = None) -> GradeRun:
     """Grade every submission of `assignments` in `class_dir` not graded yet; `executor` makes where the jobs run
     (default: `course.grading.pool.Pool`, processes on this machine)."""
-    from course.grading.pool import Pool
-
     started = time.perf_counter()
     class_dir = class_dir.resolve()
+    with one_run_at_a_time(class_dir):
+        return _grade_alone(course, class_dir, assignments, options, say, executor, started)
+
+
+def _grade_alone(course, class_dir, assignments, options, say, executor, started) -> GradeRun:
+    from course.grading.pool import Pool
+
     todo = submissions(class_dir, assignments)
     # The workers start first: importing nbgrader takes each process seconds, so they do it
     # while this process sets up the sandbox, imports the same and registers the assignments.
@@ -106,6 +112,12 @@ def grade(course: Course, class_dir: Path, assignments: list[str], options: Grad
             pool.stop()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def gradebook_url(class_dir: Path, options: GradeOptions, config) -> str:
+    """The gradebook a run records into: `--db`, else nbgrader_config.py's CourseDirectory.db_url (a shared
+    PostgreSQL gradebook, say), else the class folder's own SQLite file."""
+    return options.db_url or config.CourseDirectory.get("db_url") or ClassDir(class_dir).db_url
 
 
 def _end_on_sigterm():
@@ -132,7 +144,7 @@ class _Run:
         self.sandbox, self.unsandboxed, self.started, self.tmp = sandbox, unsandboxed, started, tmp
         self.config_dirs = nbgrader_settings.folders(course, class_dir)
         self.config = nbgrader_settings.load(self.config_dirs)      # once per run: every step below reads it
-        self.db_url = ClassDir(class_dir).db_url
+        self.db_url = gradebook_url(class_dir, options, self.config)
         self.templates: dict[str, Path] = {}
         self.graded: list[tuple[str, str]] = []
         self.skipped: list[tuple[str, str]] = []
@@ -146,6 +158,7 @@ class _Run:
         from course.grading import gradebooks
 
         course_id = self.config.CourseDirectory.get("course_id", "default_course")
+        gradebooks.made(self.db_url)
         definitions = {}
         for assignment in sorted({a for _, a in todo}):
             if not gradebooks.has_assignment(self.db_url, assignment):
@@ -286,7 +299,8 @@ class _Run:
                        scores={k: v for k, v in all_scores.items() if k in wanted},
                        problems={k: v for k, v in self.problems.items() if v}, graded=self.graded,
                        skipped=self.skipped, seconds=time.perf_counter() - self.started,
-                       seconds_per_job=self.per_job, unsandboxed=self.unsandboxed, ungraded=self.ungraded)
+                       seconds_per_job=self.per_job, unsandboxed=self.unsandboxed, ungraded=self.ungraded,
+                       db_url=self.db_url)
         present(run, self.sandbox)
         try:
             # A folder name that is not UTF-8 is in the report as its escapes, never an error.

@@ -28,6 +28,8 @@ class GradeOptions:
     limits: Limits = field(default_factory=Limits)
     feedback: bool = True
     retries: int = 2        # more attempts for a submission whose grading failed for the grader's reasons
+    db_url: str | None = None   # the gradebook (`--db`); None: nbgrader_config.py's CourseDirectory.db_url, else
+                                # the class folder's gradebook.db
 
 
 # -- a job and a run ----------------------------------------------------------------------------------
@@ -129,6 +131,7 @@ class GradeRun:
     seconds_per_job: dict[tuple[str, str], float]
     unsandboxed: str | None
     ungraded: dict[tuple[str, str], str] = field(default_factory=dict)   # not graded, and why: grade again
+    db_url: str = ""                # the gradebook recorded into
     table: str = ""
     report: str = ""
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from contextlib import contextmanager
 
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import Gradebook, InvalidEntry, MissingEntry
 
 from course.grading.contract import Problem
 from course.grading.inert import markdown_block
@@ -42,6 +43,22 @@ def quick_schema_stamp():
         yield
     finally:
         api.get_alembic_version = original
+
+
+def made(db_url: str, attempts: int = 3) -> None:
+    """The gradebook at `db_url` exists with its tables and course. Two runs that open a new shared gradebook
+    (PostgreSQL) at once both make its tables and its course row: one of them is refused (a row or a table that is
+    already there) and finds them made when it looks again."""
+    from sqlalchemy.exc import IntegrityError, ProgrammingError
+
+    for attempt in range(attempts):
+        try:
+            with Gradebook(db_url):
+                return
+        except (InvalidEntry, IntegrityError, ProgrammingError):
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.2 * (attempt + 1))
 
 
 def has_assignment(db_url: str, assignment: str) -> bool:
@@ -124,8 +141,7 @@ def merge_autograde(db_url: str, assignment: str, student: str, result: dict) ->
     """
     from datetime import datetime
 
-    with Gradebook(db_url) as gb:
-        gb.update_or_create_student(student)
+    with _with_student(db_url, student) as gb:
         timestamp = datetime.fromisoformat(result["timestamp"]) if result["timestamp"] else None
         if timestamp is not None:
             gb.update_or_create_submission(assignment, student, timestamp=timestamp)
@@ -141,6 +157,24 @@ def merge_autograde(db_url: str, assignment: str, student: str, result: dict) ->
             for name, auto_comment in nb["comments"].items():
                 gb.find_comment(name, nb_name, assignment, student).auto_comment = auto_comment
         gb.db.commit()
+
+
+@contextmanager
+def _with_student(db_url: str, student: str):
+    """The gradebook at `db_url`, with `student` in it. In a gradebook that runs share (PostgreSQL), another run
+    may add the same student between nbgrader's look and its insert: the insert's InvalidEntry then means the
+    student is there now, and a fresh session finds it (the failed one keeps the refused object)."""
+    with Gradebook(db_url) as gb:
+        try:
+            gb.update_or_create_student(student)
+        except InvalidEntry:
+            pass
+        else:
+            yield gb
+            return
+    with Gradebook(db_url) as gb:
+        gb.find_student(student)        # MissingEntry: refused for another reason
+        yield gb
 
 
 def has_manual_scores(db_url: str, assignment: str, student: str) -> bool:

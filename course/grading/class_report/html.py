@@ -40,10 +40,11 @@ img { max-width: 100%; }
 """
 
 
-def write_report(class_dir: Path, assignments: list[str]) -> Path:
-    """Write the page for `assignments` (those with graded submissions) and return its path."""
+def write_report(class_dir: Path, assignments: list[str], db_url: str | None = None) -> Path:
+    """Write the page for `assignments` (those with graded submissions) and return its path; the gradebook at
+    `db_url`, else the class folder's own."""
     class_dir = Path(class_dir)
-    found, missing = class_stats(class_dir, assignments)
+    found, missing = class_stats(class_dir, assignments, db_url)
     path = class_dir / REPORT_DIR / PAGE_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{PAGE_NAME}.tmp")
@@ -204,11 +205,11 @@ fail it more often (a test to check). A cell everyone or nobody passes has neith
 </ul>"""
 
 
-def write_after_grading(class_dir: Path, assignments: list[str], say=print) -> Path | None:
+def write_after_grading(class_dir: Path, assignments: list[str], say=print, db_url: str | None = None) -> Path | None:
     """`write_report` at the end of `course grade`: grades are committed by then, so a report
     that fails says why and lets the run end as it would have (None)."""
     try:
-        return write_report(class_dir, assignments)
+        return write_report(class_dir, assignments, db_url)
     except Exception as error:  # noqa: BLE001 - the page is a reading aid; the grades stand
         say(inert.terminal(f"class report not written ({type(error).__name__}: {error}); `course report` tries again"))
         return None

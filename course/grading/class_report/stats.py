@@ -247,15 +247,17 @@ def _messages(data: AssignmentData, tests: list[TestCell]) -> tuple[int, list[tu
 
 # -- reading the class --------------------------------------------------------------------------
 
-def class_stats(class_dir: Path, assignments: list[str]) -> tuple[list[AssignmentStats], list[str]]:
-    """Statistics of each of `assignments` with graded submissions, and the names of the rest."""
+def class_stats(class_dir: Path, assignments: list[str], db_url: str | None = None) \
+        -> tuple[list[AssignmentStats], list[str]]:
+    """Statistics of each of `assignments` with graded submissions, and the names of the rest; the gradebook at
+    `db_url` (a PostgreSQL one, say), else the class folder's own."""
     from nbgrader.api import Gradebook
 
     db = ClassDir(Path(class_dir)).gradebook
-    if not db.is_file():        # Gradebook() would make an empty one
+    if db_url is None and not db.is_file():        # Gradebook() would make an empty one
         raise FileNotFoundError(f"no gradebook at {db}: grade the class first (course grade)")
     found, missing = [], []
-    with Gradebook(f"sqlite:///{db}") as gb:
+    with Gradebook(db_url or f"sqlite:///{db}") as gb:
         for name in assignments:
             data = read_assignment(Path(class_dir), gb, name)
             if data is None or not data.submissions:
