@@ -11,8 +11,7 @@ from torch import nn
 from torch.nn.modules import module as _registry
 
 from .notebook_state import asks_notebook
-from .probes_memory import record_key, recorded
-from .records import Record, RecordKey
+from .records import Record, RecordKey, record_key, recorded
 
 
 def forward_hooks_on(model: nn.Module) -> int:

@@ -21,8 +21,7 @@ from torch import nn
 
 from helpers.notebook_state import asks_notebook
 from helpers.patching import replaced
-from helpers.probes_memory import record_key, recorded
-from helpers.records import Record, RecordKey, SharesRecords
+from helpers.records import Record, RecordKey, SharesRecords, record_key, recorded
 
 
 def _distinct(records: list) -> list:

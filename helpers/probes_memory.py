@@ -24,25 +24,13 @@ the helpers that run that code return them as data, read under the key the probe
 """
 
 from dataclasses import dataclass
-from types import SimpleNamespace
 
 import torch
 from torch import nn
 
 from helpers.checks import check_close, check_dtype, check_equal
 from helpers.notebook_state import asks_notebook
-from helpers.records import Record, RecordKey, SharesRecords
-
-
-def recorded(probe_class, name: str, key) -> list:
-    """What `probe_class.name` (a `Record`) holds under `key`: the key a probe had when it was handed to the code
-    under test, so that code, setting another key in its place, files its notes elsewhere and rubs out nothing."""
-    return getattr(probe_class, name).__get__(SimpleNamespace(_record_key=key))
-
-
-def record_key(probe):
-    """The key a probe's records are kept under (helpers/records.py), read before it is handed over."""
-    return probe.__dict__["_record_key"]
+from helpers.records import Record, RecordKey, SharesRecords, record_key, recorded
 
 
 class AutocastProbe(SharesRecords, nn.Module):

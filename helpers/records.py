@@ -13,6 +13,7 @@ A record that decides a verdict about the code the probe is handed to is kept he
 
 import copy
 import weakref
+from types import SimpleNamespace
 
 
 class SharesRecords:
@@ -64,3 +65,14 @@ class Record:
         key = probe.__dict__.get("_record_key")
         if isinstance(key, RecordKey):
             _KEPT.setdefault(key, {}).setdefault(self.name, []).append(value)
+
+
+def recorded(probe_class, name: str, key) -> list:
+    """What `probe_class.name` (a `Record`) holds under `key`: the key a probe had when it was handed to the code
+    under test, so that code, setting another key in its place, files its notes elsewhere and rubs out nothing."""
+    return getattr(probe_class, name).__get__(SimpleNamespace(_record_key=key))
+
+
+def record_key(probe):
+    """The key a probe's records are kept under (`_KEPT`), read before it is handed over."""
+    return probe.__dict__["_record_key"]
