@@ -195,11 +195,11 @@ def _grade(course: Course, assignments: list[str], args) -> int:
     from course.grading.batch import grade
 
     from course.grading import nbgrader_settings
-    from course.grading.batch import gradebook_url
 
     class_dir = (args.class_dir or course.root).resolve()
     options = _grade_options(args)
-    db_url = gradebook_url(class_dir, options, nbgrader_settings.load(nbgrader_settings.folders(course, class_dir)))
+    db_url = nbgrader_settings.gradebook_url(class_dir, options.db_url,
+                                             nbgrader_settings.load(nbgrader_settings.folders(course, class_dir)))
     if args.roster:
         from course.grading.gradebooks import import_roster
         import_roster(db_url, args.roster)

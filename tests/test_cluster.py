@@ -24,7 +24,9 @@ from course.grading.batch import grade
 from course.grading.bundle import BundleError, pack, unpack
 from course.grading.cluster import Cluster, grade_on_worker, job_bundle, received, wait_for_workers
 from course.grading.contract import FailureKind, GradeOptions, GradeResult, GradingStopped, Job
-from course.grading.gradebooks import cell_scores
+from course.fixtures import reference_answers, with_answers
+from course.fixtures.answers import lean
+from course.grading.gradebooks import cell_scores, scores
 from course.notebook import cells
 from course.notebook.nbgrader_runs import submit
 
@@ -142,14 +144,19 @@ class _Cluster:
             time.sleep(0.2)
         self.workers: dict[str, subprocess.Popen] = {}
 
-    def _start(self, name: str, args: list[str]) -> subprocess.Popen:
+    def _start(self, name: str, args: list[str], env: dict | None = None) -> subprocess.Popen:
         with open(self.folder / f"{name}.log", "wb") as log:    # the process keeps its own copy
             return subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True, cwd=self.folder)
+                                    start_new_session=True, cwd=self.folder, env=os.environ | (env or {}))
 
-    def add_worker(self, name: str) -> None:
+    def add_worker(self, name: str, env: dict | None = None) -> None:
         self.workers[name] = self._start(name, ["worker", "--scheduler-file", self.file, "--nthreads", "1",
-                                                "--no-nanny", "--no-dashboard", "--name", name])
+                                                "--no-nanny", "--no-dashboard", "--name", name], env)
+
+    def kill_scheduler(self) -> None:
+        if self.scheduler.poll() is None:
+            os.killpg(self.scheduler.pid, signal.SIGKILL)
+            self.scheduler.wait(30)
 
     def kill(self, name: str) -> None:
         os.killpg(self.workers[name].pid, signal.SIGKILL)
@@ -176,13 +183,30 @@ def cluster(workers: int):
 
 
 def _class(students: int) -> tuple[Path, object, list[str]]:
-    """A class folder holding the first `students` submissions plain nbgrader graded, and those students."""
+    """A class folder holding the first `students` submissions plain nbgrader graded (lean ones: only the
+    nbgrader cells, several times faster to grade), and those students."""
     plain = plain_nbgrader(ASSIGNMENT)
-    chosen = ["reference", "untouched", *sorted(set(plain.wrong_student.values()))][:students]
+    chosen = ["reference_lean", *sorted(set(plain.wrong_student.values()))][:students]
     class_dir = Path(tempfile.mkdtemp(prefix="cluster-class-"))
     for student in chosen:
         shutil.copytree(plain.autograded.parent / "submitted" / student, class_dir / "submitted" / student)
     return class_dir, plain, chosen
+
+
+def _small_class() -> tuple[Path, list[str]]:
+    """A class folder with two submissions, one of the reference answers and the untouched release."""
+    class_dir = Path(tempfile.mkdtemp(prefix="cluster-class-"))
+    release = lean(cells.read(COURSE.release_notebook(ASSIGNMENT)))     # only the nbgrader cells: faster
+    answers = reference_answers(cells.read(COURSE.source_notebook(ASSIGNMENT)))
+    submit(class_dir, ASSIGNMENT, "reference", with_answers(release, answers))
+    submit(class_dir, ASSIGNMENT, "untouched", release)
+    return class_dir, ["reference", "untouched"]
+
+
+def _full_and_zero(class_dir: Path) -> bool:
+    totals = scores(f"sqlite:///{class_dir / 'gradebook.db'}", [ASSIGNMENT])
+    full, most = totals[("reference", ASSIGNMENT)]
+    return full == most > 0 and totals[("untouched", ASSIGNMENT)][0] == 0
 
 
 def _differences(class_dir: Path, plain, students: list[str]) -> list[str]:
@@ -285,6 +309,71 @@ def test_a_result_for_a_submission_the_worker_was_not_given_is_refused_and_the_w
             why = str(stopped)
     assert FailureKind.BAD_RESULT in why and "tcp://127.0.0.1:" in why and "refused" in why, why
     assert not cell_scores(f"sqlite:///{class_dir / 'gradebook.db'}", ASSIGNMENT), "nothing recorded"
+    shutil.rmtree(class_dir, ignore_errors=True)
+
+
+@pytest.mark.sandbox
+@pytest.mark.e2e
+@pytest.mark.xdist_group(ASSIGNMENT)
+def test_a_worker_without_a_sandbox_takes_no_jobs_and_is_named():
+    """The only worker at the start cannot make a sandbox (no bubblewrap there): it refuses its job and is retired;
+    a worker that can joins, and grades everything; the report names the first."""
+    class_dir, students = _small_class()
+    with cluster(workers=0) as running:
+        running.add_worker("no-sandbox", env={"COURSE_BWRAP": ""})     # as if bubblewrap were not installed
+
+        class JoinedOnRefusal(Cluster):
+            def _retire(self, worker, why):
+                if "able" not in running.workers:        # at the first refusal (both jobs went to the one worker)
+                    running.add_worker("able")
+                    wait_for_workers(self, 2, 120)
+                super()._retire(worker, why)
+
+        def make(processes, threads):
+            executor = JoinedOnRefusal(scheduler_file=running.file, say=lambda *a, **k: None)
+            wait_for_workers(executor, 1, 120)
+            return executor
+
+        run = grade(COURSE, class_dir, [ASSIGNMENT], GradeOptions(jobs=1), say=lambda *a, **k: None,
+                    executor=make)
+    assert not run.ungraded and sorted(run.graded) == sorted((s, ASSIGNMENT) for s in students)
+    assert _full_and_zero(class_dir)
+    assert len(run.executor_notes) == 1 and "took no jobs: no sandbox there (bubblewrap" in run.executor_notes[0]
+    assert run.executor_notes[0] in run.report
+    shutil.rmtree(class_dir, ignore_errors=True)
+
+
+@pytest.mark.sandbox
+@pytest.mark.e2e
+@pytest.mark.xdist_group(ASSIGNMENT)
+def test_a_lost_scheduler_stops_the_run_and_the_next_run_grades_what_is_left():
+    class_dir, students = _small_class()
+    with cluster(workers=1) as running:
+        class LosesItsScheduler(Cluster):
+            def _result(self, future, job):
+                result = super()._result(future, job)
+                running.kill_scheduler()        # after the first result came back
+                return result
+
+        def make(processes, threads):
+            executor = LosesItsScheduler(scheduler_file=running.file, timeout=5)
+            wait_for_workers(executor, 1, 120)
+            return executor
+
+        with pytest.raises(GradingStopped, match="the cluster's scheduler at .* was lost"):
+            grade(COURSE, class_dir, [ASSIGNMENT], GradeOptions(jobs=1), say=lambda *a, **k: None, executor=make)
+    recorded = cell_scores(f"sqlite:///{class_dir / 'gradebook.db'}", ASSIGNMENT)
+    assert len(recorded) == 1, "the first submission's grade stands"
+    with cluster(workers=1) as running:
+        def make_again(processes, threads):
+            executor = Cluster(scheduler_file=running.file)
+            wait_for_workers(executor, 1, 120)
+            return executor
+
+        run = grade(COURSE, class_dir, [ASSIGNMENT], GradeOptions(jobs=1), say=lambda *a, **k: None,
+                    executor=make_again)
+    assert len(run.skipped) == 1 and len(run.graded) == 1, "the next run grades only what was left"
+    assert _full_and_zero(class_dir)
     shutil.rmtree(class_dir, ignore_errors=True)
 
 

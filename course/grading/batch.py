@@ -114,12 +114,6 @@ def _grade_alone(course, class_dir, assignments, options, say, executor, started
             signal.signal(signal.SIGTERM, previous)
 
 
-def gradebook_url(class_dir: Path, options: GradeOptions, config) -> str:
-    """The gradebook a run records into: `--db`, else nbgrader_config.py's CourseDirectory.db_url (a shared
-    PostgreSQL gradebook, say), else the class folder's own SQLite file."""
-    return options.db_url or config.CourseDirectory.get("db_url") or ClassDir(class_dir).db_url
-
-
 def _end_on_sigterm():
     """Make SIGTERM (`kill`, a batch system's end of a job) end the run as Ctrl-C does: workers, their
     kernels and the scratch folders are cleaned up. Returns the handler it replaced (None off the main thread)."""
@@ -144,7 +138,7 @@ class _Run:
         self.sandbox, self.unsandboxed, self.started, self.tmp = sandbox, unsandboxed, started, tmp
         self.config_dirs = nbgrader_settings.folders(course, class_dir)
         self.config = nbgrader_settings.load(self.config_dirs)      # once per run: every step below reads it
-        self.db_url = gradebook_url(class_dir, options, self.config)
+        self.db_url = nbgrader_settings.gradebook_url(class_dir, options.db_url, self.config)
         self.templates: dict[str, Path] = {}
         self.graded: list[tuple[str, str]] = []
         self.skipped: list[tuple[str, str]] = []
@@ -152,6 +146,7 @@ class _Run:
         self.ungraded: dict[tuple[str, str], str] = {}
         self.per_job: dict[tuple[str, str], float] = {}
         self.stopped: list[str] = []
+        self.executor_notes: list[str] = []
 
     def register(self, todo) -> dict[str, str]:
         """Each assignment of `todo` defined in the gradebook and copied for the workers; its definition's digest."""
@@ -215,7 +210,11 @@ class _Run:
         self.first_failures: list[str | None] = []   # per submission, in finishing order: its first attempt's failure
         self.jobs = len(jobs)
         hard_limit = self.options.limits.notebook_timeout * max_notebooks(self.templates) + 300
-        pool.run([job for job, _, _ in jobs], hard_limit, on_start=self.progress.started, on_result=self.on_result)
+        try:
+            pool.run([job for job, _, _ in jobs], hard_limit, on_start=self.progress.started,
+                     on_result=self.on_result)
+        finally:
+            self.executor_notes = list(getattr(pool, "notes", ()))     # a cluster's: the workers it retired
         self.progress.close()
         if self.stopped:
             _record(self.class_dir, self.db_url, self.graded, self.problems, self.ungraded)   # what finished stands
@@ -300,7 +299,7 @@ class _Run:
                        problems={k: v for k, v in self.problems.items() if v}, graded=self.graded,
                        skipped=self.skipped, seconds=time.perf_counter() - self.started,
                        seconds_per_job=self.per_job, unsandboxed=self.unsandboxed, ungraded=self.ungraded,
-                       db_url=self.db_url)
+                       db_url=self.db_url, executor_notes=self.executor_notes)
         present(run, self.sandbox)
         try:
             # A folder name that is not UTF-8 is in the report as its escapes, never an error.

@@ -58,13 +58,12 @@ class Cluster:
     def run(self, jobs: list[Job], hard_limit: float, on_start=None, on_result=None) -> None:
         """See `contract.Executor.run`. Every job is queued on the scheduler at once; the scheduler hands them
         to workers as their threads free up (on_start is called as a job is queued)."""
-        pending, running = deque(jobs), {}
+        pending, running = deque((job, True) for job in jobs), {}     # (job, announce it to on_start)
         while pending or running:
             while pending:
-                job = pending.popleft()
-                future = self._submit(job, hard_limit)
-                running[future] = job
-                if on_start:
+                job, announce = pending.popleft()
+                running[self._submit(job, hard_limit)] = job
+                if on_start and announce:
                     on_start(job)
             done = [future for future in running if future.done()]
             if not done:
@@ -74,7 +73,7 @@ class Cluster:
                 job = running.pop(future)
                 result = self._result(future, job)
                 if result is None:          # its worker refused it (no sandbox there): another one grades it
-                    pending.append(job)
+                    pending.append((job, False))
                     continue
                 verdict = on_result(job, result) if on_result else None
                 if verdict == STOP:
@@ -83,14 +82,19 @@ class Cluster:
                         other.cancel()
                     return
                 if verdict:
-                    pending.append(job)
+                    pending.append((job, True))
+
+    @property
+    def notes(self) -> list[str]:
+        """For the run's report: the workers that took no jobs, and why."""
+        return [f"cluster worker {worker} took no jobs: no sandbox there ({why})" for worker, why in self.refused.items()]
 
     def _submit(self, job: Job, hard_limit: float):
         return self.client.submit(grade_on_worker, job_bundle(job), hard_limit, pure=False,
                                   key=f"course-grade-{job.assignment}-{os.urandom(8).hex()}")
 
     def _stop_if_scheduler_lost(self) -> None:
-        if self.client.status not in ("running", "connecting"):
+        if self.client.status != "running":     # "connecting": it lost the scheduler and is trying again
             raise GradingStopped(f"the cluster's scheduler at {self.where} was lost ({self.client.status}): what "
                                  f"finished is recorded; the next run grades what is left")
 
@@ -99,7 +103,7 @@ class Cluster:
         worker = self._worker_of(future)
         if future.status == "cancelled":
             self._stop_if_scheduler_lost()
-            return GradeResult.failed(job, FailureKind.WORKER_LOST, "the cluster cancelled the job")
+            return GradeResult.failed(job, FailureKind.WORKER_LOST, f"the cluster cancelled the job ({worker})")
         if future.status == "error":
             error = future.exception()
             lost = type(error).__name__ == "KilledWorker"
@@ -109,8 +113,9 @@ class Cluster:
             sent = future.result()
         finally:
             future.release()
-        if type(sent) is dict and set(sent) == {"refused"} and type(sent["refused"]) is str:
-            self._retire(worker, sent["refused"])
+        if type(sent) is dict and set(sent) == {"refused", "worker"} and type(sent["refused"]) is str:
+            # The worker names itself: where a result is held moves when a worker retires (who_has).
+            self._retire(str(sent["worker"]), sent["refused"])
             return None
         try:
             return received(sent, job)
@@ -193,14 +198,16 @@ _sandbox_lock = threading.Lock()
 
 def grade_on_worker(sent: dict, hard_limit: float) -> dict:
     """Run on a cluster's worker: grade the job `sent` (`job_bundle`) as a local run does and send back the
-    result and its folders (`received`), or {"refused": why} when no sandbox can start here."""
+    result and its folders (`received`), or {"refused": why, "worker": its address} when no sandbox can start
+    here."""
     from course.grading.sandbox.policy import Sandbox, SandboxUnavailable
 
     given = Sandbox.from_json(sent["job"]["sandbox_json"])
     try:
         sandbox = _machine_sandbox(given)
     except SandboxUnavailable as error:
-        return {"refused": str(error)}
+        from distributed import get_worker
+        return {"refused": str(error), "worker": get_worker().address}
     root = Path(tempfile.mkdtemp(prefix="course-cluster-"))
     os.chmod(root, 0o755)       # the sandbox uid must reach its own folders below this one
     try:

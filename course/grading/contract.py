@@ -132,6 +132,7 @@ class GradeRun:
     unsandboxed: str | None
     ungraded: dict[tuple[str, str], str] = field(default_factory=dict)   # not graded, and why: grade again
     db_url: str = ""                # the gradebook recorded into
+    executor_notes: list[str] = field(default_factory=list)    # what the executor has to say (a worker retired)
     table: str = ""
     report: str = ""
 

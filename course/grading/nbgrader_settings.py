@@ -34,6 +34,14 @@ def load(config_folders):
     return config
 
 
+def gradebook_url(class_dir: Path, db_url: str | None, config) -> str:
+    """The gradebook a run records into: `db_url` (`--db`), else the configuration's CourseDirectory.db_url (a
+    shared PostgreSQL gradebook, say), else the class folder's own SQLite file."""
+    from course.notebook.classdir import ClassDir
+
+    return db_url or config.CourseDirectory.get("db_url") or ClassDir(class_dir).db_url
+
+
 def pointed_at(config, root: Path | str, db_url: str):
     """A copy of `config` whose course folder is `root` and gradebook `db_url` (the run's own stays as it was)."""
     pointed = copy.deepcopy(config)

@@ -67,6 +67,7 @@ def present(run: GradeRun, sandbox) -> None:
         lines.append(f"sandbox: bubblewrap (no network, course files hidden), memory {limits.memory >> 20} MiB "
                      f"a process and {limits.total_memory() >> 20} MiB a kernel in all (where the machine has a "
                      f"memory cgroup), {limits.processes} processes, notebook limit {limits.notebook_timeout} s")
+    lines += [terminal(note) for note in run.executor_notes]
     found = problem_lines(run.problems)
     lines.append(f"{len(run.graded)} graded, {len(run.skipped)} unchanged and skipped, "
                  + (f"{len(run.ungraded)} NOT GRADED, " if run.ungraded else "")
