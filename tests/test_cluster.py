@@ -289,13 +289,16 @@ class _LyingCluster(Cluster):
 @pytest.mark.sandbox
 @pytest.mark.e2e
 @pytest.mark.xdist_group(ASSIGNMENT)
-def test_a_result_for_a_submission_the_worker_was_not_given_is_refused_and_the_worker_named():
+def test_a_result_for_a_submission_the_worker_was_not_given_is_refused_and_the_worker_named(monkeypatch):
+    """Also: the TA's machine needs no bubblewrap of its own to grade on a cluster."""
     import cloudpickle
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])     # the workers cannot import this test file
     class_dir, students = Path(tempfile.mkdtemp(prefix="cluster-class-")), ["untouched"]
     submit(class_dir, ASSIGNMENT, "untouched", cells.read(COURSE.release_notebook(ASSIGNMENT)))
     with cluster(workers=1) as running:
+        monkeypatch.setenv("COURSE_BWRAP", "")      # here, not on the worker: as on a TA's laptop
+
         def make(processes, threads):
             executor = _LyingCluster(scheduler_file=running.file)
             wait_for_workers(executor, 1, 120)

@@ -97,7 +97,9 @@ def _grade_alone(course, class_dir, assignments, options, say, executor, started
     finished = False
     previous = _end_on_sigterm()
     try:
-        sandbox, unsandboxed = make_sandbox([course.root, class_dir], options.limits, options.allow_unsandboxed)
+        # Where the kernels run elsewhere (a cluster's workers, each making its own), this machine needs none.
+        sandbox, unsandboxed = (pool.sandbox(options.limits, options.allow_unsandboxed) if hasattr(pool, "sandbox")
+                                else make_sandbox([course.root, class_dir], options.limits, options.allow_unsandboxed))
         from course.grading.gradebooks import quick_schema_stamp
 
         with quick_schema_stamp(), warnings.catch_warnings():

@@ -84,6 +84,16 @@ class Cluster:
                 if verdict:
                     pending.append((job, True))
 
+    def sandbox(self, limits, allow_unsandboxed: bool):
+        """The sandbox the workers are asked for, and why it may not be one: each worker makes its own with these
+        limits (`grade_on_worker`), so the TA's machine needs no bubblewrap of its own."""
+        from course.grading.sandbox.policy import Sandbox
+
+        if allow_unsandboxed:
+            return Sandbox(bwrap=None, limits=limits), ("--allow-unsandboxed: a cluster worker without bubblewrap "
+                                                        "grades without a sandbox")
+        return Sandbox(bwrap="bwrap", limits=limits), None     # isolated: a worker that cannot be refuses
+
     @property
     def notes(self) -> list[str]:
         """For the run's report: the workers that took no jobs, and why."""
