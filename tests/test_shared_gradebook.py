@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 from nbgrader.api import Gradebook, InvalidEntry, MissingEntry
+from nbgrader.apps import NbGraderAPI
+from nbgrader.server_extensions.formgrader.formgrader import FormgradeExtension
+from traitlets.config.loader import PyFileConfigLoader
 from grading_support import COURSE, ROOT
 from postgres_server import binaries, postgres_server
 
@@ -95,18 +98,29 @@ def _class(assignment: str) -> Path:
 @pytest.mark.skipif(binaries() is None, reason="Debian's postgresql package is not installed (.ci/run installs it)")
 def test_two_runs_into_one_postgresql_gradebook_at_once_lose_nothing():
     """Two `course grade` processes, each on its own class folder and assignment, the same two students, one
-    PostgreSQL gradebook, started together: every grade of both is there."""
+    PostgreSQL gradebook, started together: every grade of both is there, and formgrader shows them. One run is
+    given the gradebook with --db, the other by its class folder's nbgrader_config.py, as formgrader reads it."""
     classes = {a: _class(a) for a in ASSIGNMENTS}
     with postgres_server() as database:
         url = database("cs101")
+        by_config = classes[ASSIGNMENTS[1]]
+        (by_config / "nbgrader_config.py").write_text((ROOT / "nbgrader_config.py").read_text() + (
+            f"\nc.CourseDirectory.root = {str(by_config)!r}\nc.CourseDirectory.db_url = {url!r}\n"))
         env = os.environ | {"PYTHONPATH": str(ROOT)}
+        given = {ASSIGNMENTS[0]: ["--db", url], ASSIGNMENTS[1]: []}
         runs = [subprocess.Popen([sys.executable, "-m", "course.cli", "grade", a, "--class-dir", str(classes[a]),
-                                  "--db", url, "--jobs", "1"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                  *given[a], "--jobs", "1"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, text=True) for a in ASSIGNMENTS]
         outputs = [run.communicate(timeout=900)[0] for run in runs]
         assert [run.returncode for run in runs] == [0, 0], "\n\n".join(outputs)
         shared = {a: cell_scores(url, a) for a in ASSIGNMENTS}
         totals = scores(url, list(ASSIGNMENTS))
+        formgrader = NbGraderAPI(parent=FormgradeExtension(config=PyFileConfigLoader(
+            "nbgrader_config.py", path=str(by_config)).load_config()))
+        listed = {s["student"]: s for s in formgrader.get_submissions(ASSIGNMENTS[1])}
+    assert "***" not in url and url.split("@")[0] in outputs[0], "the run names the gradebook it recorded into"
+    assert {s: (v["autograded"], v["score"] == v["max_score"]) for s, v in listed.items()} == \
+        {"ada": (True, True), "grace": (True, False)}, "formgrader shows the shared gradebook's grades"
     for a in ASSIGNMENTS:
         assert sorted(shared[a]) == ["ada", "grace"], f"{a}: both students recorded"
         assert not (classes[a] / "gradebook.db").exists(), "nothing went to the class folder's own gradebook"
