@@ -11,7 +11,7 @@ from torch import nn
 from torch.nn.modules import module as _registry
 
 from .notebook_state import asks_notebook
-from .records import Record, RecordKey, record_key, recorded
+from .records import Record, note, recorded
 
 
 def forward_hooks_on(model: nn.Module) -> int:
@@ -34,10 +34,9 @@ class GradRecorder(nn.Module):
     def __init__(self, inner: nn.Module):
         super().__init__()
         self.inner = inner
-        self._record_key = RecordKey()
 
     def forward(self, x):
-        GradRecorder.seen.note(self, torch.is_grad_enabled())
+        note(self, "seen", torch.is_grad_enabled())
         return self.inner(x)
 
 
@@ -51,10 +50,9 @@ class SeesGlobalHooks(nn.Module):
     def __init__(self, inner: nn.Module):
         super().__init__()
         self.inner = inner
-        self._record_key = RecordKey()
 
     def forward(self, x):
-        SeesGlobalHooks.seen.note(self, len(_registry._global_forward_hooks) + len(_registry._global_forward_pre_hooks))
+        note(self, "seen", len(_registry._global_forward_hooks) + len(_registry._global_forward_pre_hooks))
         return self.inner(x)
 
 
@@ -62,8 +60,8 @@ class SeesGlobalHooks(nn.Module):
 def global_hooks_in_forward(fn, model, *args):
     """`fn(model, *args)` for a SeesGlobalHooks `model`, in the notebook's process, where its record is kept: (what fn
     returned, how many global forward hooks were attached at each forward pass, as a list read after fn returned)."""
-    key = record_key(model)
-    return fn(model, *args), recorded(SeesGlobalHooks, "seen", key)
+    result = fn(model, *args)
+    return result, recorded(model, "seen")
 
 
 class OutOfOrderModel(nn.Module):
@@ -88,14 +86,14 @@ class CountsCalls(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.layer, self._record_key = nn.Linear(2, 2), RecordKey()
+        self.layer = nn.Linear(2, 2)
 
     @property
     def calls(self) -> int:
         return len(self.forwards)
 
     def forward(self, x):
-        CountsCalls.forwards.note(self, tuple(x.shape))
+        note(self, "forwards", tuple(x.shape))
         return self.layer(x)
 
 
@@ -103,8 +101,8 @@ class CountsCalls(nn.Module):
 def forward_passes_during(fn, model, *args):
     """`fn(model, *args)` for a CountsCalls `model`, in the notebook's process, where its record is kept: (what fn
     returned, how many forward passes the model ran, read after fn returned)."""
-    key = record_key(model)
-    return fn(model, *args), len(recorded(CountsCalls, "forwards", key))
+    result = fn(model, *args)
+    return result, len(recorded(model, "forwards"))
 
 
 class FailsAfterLastLayer(nn.Module):

@@ -21,7 +21,7 @@ from torch import nn
 
 from helpers.notebook_state import asks_notebook
 from helpers.patching import replaced
-from helpers.records import Record, RecordKey, SharesRecords, record_key, recorded
+from helpers.records import Record, SharesRecords, note, recorded
 
 
 def _distinct(records: list) -> list:
@@ -38,16 +38,14 @@ class DeviceProbe(SharesRecords, nn.Module):
     deep copies (helpers/records.py).
     """
 
-    _records = ("_record_key",)
     seen = Record()
 
     def __init__(self, in_features: int = 3, out_features: int = 1):
         super().__init__()
         self.linear = nn.Linear(in_features, out_features)
-        self._record_key = RecordKey()
 
     def forward(self, x):
-        DeviceProbe.seen.note(self, {"weight": self.linear.weight.device.type, "inputs": x.device.type})
+        note(self, "seen", {"weight": self.linear.weight.device.type, "inputs": x.device.type})
         return torch.zeros(x.shape[0], self.linear.out_features, device=x.device)
 
     @property
@@ -64,15 +62,13 @@ class LossProbe(SharesRecords):
     `seen` is kept apart from the probe and shared by its deep copies (helpers/records.py).
     """
 
-    _records = ("_record_key",)
     seen = Record()
 
     def __init__(self, value: float = 0.25):
         self.value = value
-        self._record_key = RecordKey()
 
     def __call__(self, outputs, targets):
-        LossProbe.seen.note(self, {"outputs": outputs.device.type, "targets": targets.device.type})
+        note(self, "seen", {"outputs": outputs.device.type, "targets": targets.device.type})
         return torch.tensor(self.value)
 
     @property
@@ -88,15 +84,14 @@ class GradModeProbe(SharesRecords, nn.Module):
     `copy.deepcopy(model)` is seen too.
     """
 
-    _records = ("_record_key",)
     seen = Record()
 
     def __init__(self):
         super().__init__()
-        self.linear, self._record_key = nn.Linear(4, 2), RecordKey()
+        self.linear = nn.Linear(4, 2)
 
     def forward(self, x):
-        GradModeProbe.seen.note(self, torch.is_grad_enabled())
+        note(self, "seen", torch.is_grad_enabled())
         return self.linear(x)
 
 
@@ -104,8 +99,8 @@ class GradModeProbe(SharesRecords, nn.Module):
 def grad_mode_in_forward(fn, model, *args):
     """`fn(model, *args)` for a GradModeProbe `model`, in the notebook's process, where the model's record is kept:
     (what fn returned, whether autograd was recording at each forward pass, as a list read after fn returned)."""
-    key = record_key(model)
-    return fn(model, *args), recorded(GradModeProbe, "seen", key)
+    result = fn(model, *args)
+    return result, recorded(model, "seen")
 
 
 def _forbidden_broadcast_shapes(original, *shapes):

@@ -11,7 +11,7 @@
   `ScaleBy1024`, where the notebook runs: `(what fn returned, a ScalerRecord of what the scaler saw)`.
 
 The records a verdict reads are kept apart from the probe handed to the code under test (helpers/records.py), and
-the helpers that run that code return them as data, read under the key the probe had when it was handed over.
+the helpers that run that code return them as data, read from the probe they handed over (kept under its identity).
 - `StepProbe()`: a classifier (32 -> 256 -> 256 -> 8) that records, at each forward pass, `(autocast enabled,
   autocast dtype)` for its input's device type in `.seen`, and in `.backward_autocast`, when backward
   reaches its output, whether autocast was on then (for any device type).
@@ -30,24 +30,22 @@ from torch import nn
 
 from helpers.checks import check_close, check_dtype, check_equal
 from helpers.notebook_state import asks_notebook
-from helpers.records import Record, RecordKey, SharesRecords, record_key, recorded
+from helpers.records import Record, SharesRecords, note, recorded
 
 
 class AutocastProbe(SharesRecords, nn.Module):
     """A small classifier that records whether autocast was on, and in which dtype, at each forward.
     Its record is kept apart from it and shared by its deep copies (helpers/records.py)."""
 
-    _records = ("_record_key",)
     seen = Record()
 
     def __init__(self):
         super().__init__()
         self.net = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))
-        self._record_key = RecordKey()
 
     def forward(self, x):
         kind = x.device.type
-        AutocastProbe.seen.note(self, (torch.is_autocast_enabled(kind), torch.get_autocast_dtype(kind)))
+        note(self, "seen", (torch.is_autocast_enabled(kind), torch.get_autocast_dtype(kind)))
         return self.net(x)
 
 
@@ -58,34 +56,31 @@ def autocast_in_forward(fn, model, *args, cuda_machine: bool = False):
     pass, `(autocast enabled, autocast dtype)`, as a list read after fn returned where the record is kept)."""
     from helpers.pretend_cuda import PretendCUDA
 
-    key = record_key(model)
     result = PretendCUDA().run(fn, model, *args) if cuda_machine else fn(model, *args)
-    return result, recorded(AutocastProbe, "seen", key)
+    return result, recorded(model, "seen")
 
 
 class StepProbe(SharesRecords, nn.Module):
     """A classifier that records the autocast state at each forward pass, and when backward reaches its output.
     Its records are kept apart from it (helpers/records.py: the step under test is handed the model)."""
 
-    _records = ("_record_key",)
     seen = Record()
     backward_autocast = Record()
 
     def __init__(self):
         super().__init__()
         self.net = nn.Sequential(nn.Linear(32, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 8))
-        self._record_key = RecordKey()
 
     def forward(self, x):
         kind = x.device.type
-        StepProbe.seen.note(self, (torch.is_autocast_enabled(kind), torch.get_autocast_dtype(kind)))
+        note(self, "seen", (torch.is_autocast_enabled(kind), torch.get_autocast_dtype(kind)))
         out = self.net(x)
         if out.requires_grad:
             out.register_hook(self._backward_reaches_output)
         return out
 
     def _backward_reaches_output(self, grad):
-        StepProbe.backward_autocast.note(self, any(torch.is_autocast_enabled(kind) for kind in ("cpu", "cuda")))
+        note(self, "backward_autocast", any(torch.is_autocast_enabled(kind) for kind in ("cpu", "cuda")))
 
 
 def step_batch(seed: int = 0, batch_size: int = 512):
@@ -114,10 +109,8 @@ def step_on_pretend_gpu(fn, use_autocast, held: int = 0, old_peak: int = 0, seed
     model = on_pretend_gpu(StepProbe())
     x, y = (on_pretend_gpu(t) for t in step_batch(seed))
     gpu = PretendCUDA(held=held, old_peak=old_peak, follows_tensors=True)
-    key = record_key(model)
     result = gpu.run(fn, model, x, y, nn.CrossEntropyLoss(), use_autocast)
-    return result, StepRecord(seen=recorded(StepProbe, "seen", key),
-                              backward_autocast=recorded(StepProbe, "backward_autocast", key))
+    return result, StepRecord(seen=recorded(model, "seen"), backward_autocast=recorded(model, "backward_autocast"))
 
 
 class ScaleBy1024:
@@ -129,11 +122,11 @@ class ScaleBy1024:
     inside_autocast = Record()    # "backward", "step", "update": each one run with autocast on
 
     def __init__(self):
-        self._record_key, self._unscaled = RecordKey(), False
+        self._unscaled = False
 
     def _note_autocast(self, what: str) -> None:
         if any(torch.is_autocast_enabled(kind) for kind in ("cpu", "cuda")):
-            ScaleBy1024.inside_autocast.note(self, what)
+            note(self, "inside_autocast", what)
 
     def is_enabled(self):
         return True
@@ -142,7 +135,7 @@ class ScaleBy1024:
         return self.SCALE
 
     def scale(self, loss):
-        ScaleBy1024.calls.note(self, "scale")
+        note(self, "calls", "scale")
         scaled = loss * self.SCALE
         if scaled.requires_grad:      # backward starts at the scaled loss: note where it runs
             scaled.register_hook(self._backward_starts)
@@ -152,7 +145,7 @@ class ScaleBy1024:
         self._note_autocast("backward")
 
     def unscale_(self, optimizer):
-        ScaleBy1024.calls.note(self, "unscale_")
+        note(self, "calls", "unscale_")
         self._unscale(optimizer)
 
     def _unscale(self, optimizer):
@@ -164,13 +157,13 @@ class ScaleBy1024:
             self._unscaled = True
 
     def step(self, optimizer, *args, **kwargs):
-        ScaleBy1024.calls.note(self, "step")
+        note(self, "calls", "step")
         self._note_autocast("step")
         self._unscale(optimizer)
         return optimizer.step(*args, **kwargs)
 
     def update(self, new_scale=None):
-        ScaleBy1024.calls.note(self, "update")
+        note(self, "calls", "update")
         self._note_autocast("update")
         self._unscaled = False
 
@@ -190,10 +183,8 @@ def through_scaler(fn, model, x, y, loss_fn, optimizer):
     where the scaler's records are kept: (what fn returned, a ScalerRecord of what the scaler saw, read after fn
     returned). The model and the optimizer come back changed as any argument does."""
     scaler = ScaleBy1024()
-    key = record_key(scaler)
     result = fn(model, x, y, loss_fn, optimizer, scaler)
-    return result, ScalerRecord(calls=recorded(ScaleBy1024, "calls", key),
-                                inside_autocast=recorded(ScaleBy1024, "inside_autocast", key))
+    return result, ScalerRecord(calls=recorded(scaler, "calls"), inside_autocast=recorded(scaler, "inside_autocast"))
 
 
 def check_parameters_close(model, expected, what: str, atol: float = 1e-5) -> None:

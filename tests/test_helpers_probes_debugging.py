@@ -40,10 +40,7 @@ def test_grad_recorder_records_whether_autograd_was_on_and_passes_the_output_thr
 
 
 def _rewrites(probe, name, value):
-    """What code handed a probe might do to the record a verdict reads: each refused or changing only a copy.
-    Returns a new key for the probe, which files whatever it notes next elsewhere."""
-    from helpers.records import RecordKey
-
+    """What code handed a probe might do to the record a verdict reads: each refused or changing only a copy."""
     getattr(probe, name).clear()
     getattr(probe, name)[:] = value
     del getattr(probe, name)[1:]
@@ -52,7 +49,19 @@ def _rewrites(probe, name, value):
     with pytest.raises(AttributeError):
         delattr(probe, name)
     probe.__dict__[name] = value                        # the instance dict does not shadow the record
-    return RecordKey()
+
+
+def _swapped(probe, action):
+    """`action()` with every attribute that might say where the probe's records go set to something new (a key, a
+    whole new instance dict), then put back: the probe has no such attribute, so the notes are filed as ever."""
+    kept = probe.__dict__
+    probe.__dict__ = dict(kept)
+    probe._record_key = object()
+    object.__setattr__(probe, "_records", ())
+    try:
+        return action()
+    finally:
+        probe.__dict__ = kept
 
 
 def test_code_handed_the_grad_recorder_cannot_rewrite_its_record():
@@ -69,16 +78,17 @@ def test_code_handed_the_global_hook_watcher_cannot_rewrite_what_it_saw():
     def forges(model, x):
         handle = nn.modules.module.register_module_forward_hook(lambda m, i, o: None)   # wrong: a global hook
         try:
-            model(x)
+            _swapped(model, lambda: model(x))           # a key swapped around the forward: nothing filed elsewhere
         finally:
             handle.remove()
-        model._record_key = _rewrites(model, "seen", [0])   # another key: the helper reads the one handed over
-        model(x)
+        _rewrites(model, "seen", [0])
         return "traced"
 
     before = global_forward_hooks()
     result, seen = global_hooks_in_forward(forges, SeesGlobalHooks(nn.Linear(2, 2)), torch.ones(1, 2))
     assert result == "traced" and seen == [before + 1]
+    assert global_hooks_in_forward(lambda m, x: _swapped(m, lambda: m(x).shape), SeesGlobalHooks(nn.Linear(2, 2)),
+                                   torch.ones(1, 2)) == ((1, 2), [before])
     assert global_hooks_in_forward(lambda m, x: m(x).shape, SeesGlobalHooks(nn.Linear(2, 2)), torch.ones(1, 2)) == \
         ((1, 2), [before])
 
@@ -89,11 +99,11 @@ def test_code_handed_the_call_counter_cannot_rewrite_how_often_it_ran():
 
     def forges(model, x):
         model(x)
-        model(x)                                        # wrong: twice
+        _swapped(model, lambda: model(x))               # wrong: twice, the second with a key swapped around it
         with pytest.raises(AttributeError):
             model.calls = 1
-        model._record_key = _rewrites(model, "forwards", [(3, 2)])
+        _rewrites(model, "forwards", [(3, 2)])
         return model.calls
 
-    assert forward_passes_during(forges, CountsCalls(), torch.ones(3, 2)) == (0, 2)
+    assert forward_passes_during(forges, CountsCalls(), torch.ones(3, 2)) == (2, 2)
     assert forward_passes_during(lambda m, x: m(x).shape, CountsCalls(), torch.ones(3, 2)) == ((3, 2), 1)

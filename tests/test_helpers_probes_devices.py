@@ -69,10 +69,17 @@ def test_a_deep_copy_of_a_probe_records_into_the_original_and_copies_everything_
 
 
 def _forges(probe, record, *, call):
-    """What code handed a probe might do to the record a verdict reads: each refused or changing only a copy."""
-    from helpers.records import RecordKey
-
-    call()
+    """What code handed a probe might do to the record a verdict reads: each refused or changing only a copy. `call()`
+    runs with every attribute that might say where the records go set anew (a key, the whole instance dict), and
+    those put back after: records are filed under the probe itself."""
+    kept = probe.__dict__
+    probe.__dict__ = dict(kept)
+    probe._record_key = object()
+    object.__setattr__(probe, "_record_key", object())
+    try:
+        call()
+    finally:
+        probe.__dict__ = kept
     probe.seen.clear()                                  # a copy: the record stays
     probe.seen[:] = [record]
     del probe.seen[1:]
@@ -81,7 +88,6 @@ def _forges(probe, record, *, call):
     with pytest.raises(AttributeError):
         del probe.seen
     probe.__dict__["seen"] = [record]                   # the instance dict does not shadow the record
-    return RecordKey()
 
 
 def test_code_handed_a_device_or_loss_probe_cannot_rewrite_where_it_ran():
@@ -99,13 +105,13 @@ def test_code_handed_the_grad_mode_probe_cannot_rewrite_whether_autograd_recorde
     from helpers.probes_devices import GradModeProbe, grad_mode_in_forward
 
     def forges(model, x):
-        out = model(x).detach()                         # wrong: detached afterwards
-        model._record_key = _forges(model, False, call=lambda: None)   # another key: the helper reads the old one
+        out = []
+        _forges(model, False, call=lambda: out.append(model(x).detach()))   # wrong: detached afterwards
         model(x)
-        return out
+        return out[0]
 
     out, seen = grad_mode_in_forward(forges, GradModeProbe(), torch.randn(3, 4))
-    assert seen == [True] and out.shape == (3, 2)
+    assert seen == [True, True] and out.shape == (3, 2)
 
     def right(model, x):
         with torch.no_grad():

@@ -108,10 +108,14 @@ def test_a_step_probes_record_is_not_the_step_s_to_write():
 def test_code_handed_the_autocast_probe_cannot_rewrite_what_it_saw():
     """Issue 38: the record a verdict reads is kept apart from the model the code under test is handed."""
     from helpers.probes_memory import autocast_in_forward
-    from helpers.records import RecordKey
 
     def forges(model, x):
+        kept = model.__dict__
+        model._record_key = object()                      # no key to swap: records are filed under the probe itself
+        model.__dict__ = dict(kept)
+        object.__setattr__(model, "_records", ("seen",))
         model(x)                                          # wrong: no autocast
+        model.__dict__ = kept                             # restored, as if nothing happened
         model.seen.clear()                                # a copy: the record stays
         model.seen[:] = [(True, torch.bfloat16)]
         with pytest.raises(AttributeError):
@@ -119,7 +123,6 @@ def test_code_handed_the_autocast_probe_cannot_rewrite_what_it_saw():
         model.__dict__["seen"] = [(True, torch.bfloat16)]
         with pytest.raises(AttributeError):
             del model.seen
-        model._record_key = RecordKey()                   # another key: what the helper reads is filed under the old
         return "done"
 
     result, seen = autocast_in_forward(forges, AutocastProbe(), torch.randn(2, 4))
@@ -137,22 +140,25 @@ def test_code_handed_the_autocast_probe_cannot_rewrite_what_it_saw():
 def test_code_handed_the_scaler_cannot_rewrite_what_it_saw():
     """Issue 38: a step inside autocast rewrote scaler.inside_autocast and scaler.calls, plain lists on the scaler."""
     from helpers.probes_memory import through_scaler
-    from helpers.records import RecordKey
 
     def forges(model, x, y, loss_fn, optimizer, scaler):
         optimizer.zero_grad()
+        kept = scaler.__dict__
+        object.__setattr__(scaler, "_record_key", object())   # a key set around the wrong step files nothing elsewhere
+        scaler.__dict__ = {"_unscaled": False}
         with torch.autocast("cpu", dtype=torch.bfloat16):
             loss = loss_fn(model(x), y)
             scaler.scale(loss).backward()                 # wrong: all of it inside the block
             scaler.step(optimizer)
             scaler.update()
+        scaler.__dict__ = kept
+        del scaler._record_key
         scaler.inside_autocast.clear()                    # copies: the records stay
         del scaler.calls[1:]
         for name in ("calls", "inside_autocast"):
             with pytest.raises(AttributeError):
                 setattr(scaler, name, [])
         scaler.__dict__["inside_autocast"] = []
-        scaler._record_key = RecordKey()
         return loss.item()
 
     torch.manual_seed(0)
