@@ -19,8 +19,7 @@ def record(class_dir: Path, db_url: str, graded, problems) -> None:
     """The flags and comments a TA sees in formgrader for what was graded, and grades.csv from the gradebook."""
     from course.grading import gradebooks
 
-    for student, assignment in graded:
-        gradebooks.record_findings(class_dir, db_url, assignment, student, problems.get((student, assignment), []))
+    gradebooks.record_all_findings(class_dir, db_url, {key: problems.get(key, []) for key in graded})
     gradebooks.export_csv(db_url, ClassDir(class_dir).grades_csv)
 
 
@@ -54,8 +53,8 @@ def commit(class_dir: Path, db_url: str, job, result: GradeResult, record: dict,
 
     replace_tree(result.autograded, ClassDir(class_dir).autograded(job.student, job.assignment))
     replace_tree(result.feedback, ClassDir(class_dir).feedback(job.student, job.assignment))
-    gradebooks.merge_autograde(db_url, job.assignment, job.student, record)
-    if feedback and result.autograded and gradebooks.has_manual_scores(db_url, job.assignment, job.student):
+    scored_by_hand = gradebooks.merge_autograde(db_url, job.assignment, job.student, record)
+    if feedback and result.autograded and scored_by_hand:
         feedback_here(class_dir, db_url, job, config)
 
 

@@ -132,8 +132,9 @@ def zero_result(db_url: str, assignment: str) -> dict:
     return {"timestamp": None, "notebooks": notebooks}
 
 
-def merge_autograde(db_url: str, assignment: str, student: str, result: dict) -> None:
-    """Record `result` (from `autograde_result` or `zero_result`) in the gradebook at `db_url`.
+def merge_autograde(db_url: str, assignment: str, student: str, result: dict) -> bool:
+    """Record `result` (from `autograde_result` or `zero_result`) in the gradebook at `db_url`, in one session;
+    whether a grader had already scored any of its cells by hand (its feedback then comes from this gradebook).
 
     Writes what nbgrader's SaveAutoGrades and AssignLatePenalties write and nothing else:
     manual scores and manual comments a grader already gave are kept, and, as in
@@ -157,6 +158,8 @@ def merge_autograde(db_url: str, assignment: str, student: str, result: dict) ->
             for name, auto_comment in nb["comments"].items():
                 gb.find_comment(name, nb_name, assignment, student).auto_comment = auto_comment
         gb.db.commit()
+        submission = gb.find_submission(assignment, student)
+        return any(g.manual_score is not None for nb in submission.notebooks for g in nb.grades)
 
 
 @contextmanager
@@ -175,15 +178,6 @@ def _with_student(db_url: str, student: str):
     with Gradebook(db_url) as gb:
         gb.find_student(student)        # MissingEntry: refused for another reason
         yield gb
-
-
-def has_manual_scores(db_url: str, assignment: str, student: str) -> bool:
-    with Gradebook(db_url) as gb:
-        try:
-            sub = gb.find_submission(assignment, student)
-        except MissingEntry:
-            return False
-        return any(g.manual_score is not None for nb in sub.notebooks for g in nb.grades)
 
 
 def scores(db_url: str, assignments: list[str]) -> dict[tuple[str, str], tuple[float, float]]:
@@ -268,6 +262,18 @@ def import_roster(db_url: str, csv_path) -> None:
 
 
 def record_findings(class_dir, db_url: str, assignment: str, student: str, problems: list[Problem]) -> None:
+    """`record_all_findings` for one submission."""
+    record_all_findings(class_dir, db_url, {(student, assignment): problems})
+
+
+def record_all_findings(class_dir, db_url: str, found: dict[tuple[str, str], list[Problem]]) -> None:
+    """`_findings_in` for each (student, assignment) of `found`, the gradebook opened once."""
+    with Gradebook(db_url) as gb:
+        for (student, assignment), problems in found.items():
+            _findings_in(gb, class_dir, assignment, student, problems)
+
+
+def _findings_in(gb, class_dir, assignment: str, student: str, problems: list[Problem]) -> None:
     """Put what `course grade` found about one graded submission where a TA looks in formgrader.
 
     Each notebook the problems concern is flagged (nbgrader's flag, which formgrader lists and
@@ -282,32 +288,31 @@ def record_findings(class_dir, db_url: str, assignment: str, student: str, probl
     import nbformat
 
     autograded = ClassDir(Path(class_dir)).autograded(student, assignment)
-    with Gradebook(db_url) as gb:
-        submission = gb.find_submission(assignment, student)
-        for nb in submission.notebooks:
-            mine = [(p.where, p.what) for p in problems if p.where in (f"{nb.name}.ipynb", nb.name)
-                    or not p.where.endswith(".ipynb")]
-            standin = autograded / f"{nb.name}.ipynb"
-            if not standin.is_file():
-                autograded.mkdir(parents=True, exist_ok=True)
-                nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
-                    f"# {nb.name}.ipynb could not be graded\n\nEvery graded cell scores zero. "
-                    f"`course grade` reported:\n\n{_report(mine)}\n")]),
-                    str(standin))
-            if not mine:
-                continue
-            nb.flagged = True
-            order = _grade_ids(standin)
-            comments = sorted(nb.comments, key=lambda c: (order.index(c.name) if c.name in order else len(order),
-                                                          c.name))
-            if comments:
-                first = comments[0]
-                report = f"{REPORT_COMMENT}\n{_report(mine)}"
-                nbgrader_said = first.auto_comment or ""
-                if nbgrader_said.startswith(REPORT_COMMENT):   # ours, from a run that changed nothing since
-                    nbgrader_said = ""
-                first.auto_comment = report + (f"\n\n{nbgrader_said}" if nbgrader_said else "")
-        gb.db.commit()
+    submission = gb.find_submission(assignment, student)
+    for nb in submission.notebooks:
+        mine = [(p.where, p.what) for p in problems if p.where in (f"{nb.name}.ipynb", nb.name)
+                or not p.where.endswith(".ipynb")]
+        standin = autograded / f"{nb.name}.ipynb"
+        if not standin.is_file():
+            autograded.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+                f"# {nb.name}.ipynb could not be graded\n\nEvery graded cell scores zero. "
+                f"`course grade` reported:\n\n{_report(mine)}\n")]),
+                str(standin))
+        if not mine:
+            continue
+        nb.flagged = True
+        order = _grade_ids(standin)
+        comments = sorted(nb.comments, key=lambda c: (order.index(c.name) if c.name in order else len(order),
+                                                      c.name))
+        if comments:
+            first = comments[0]
+            report = f"{REPORT_COMMENT}\n{_report(mine)}"
+            nbgrader_said = first.auto_comment or ""
+            if nbgrader_said.startswith(REPORT_COMMENT):   # ours, from a run that changed nothing since
+                nbgrader_said = ""
+            first.auto_comment = report + (f"\n\n{nbgrader_said}" if nbgrader_said else "")
+    gb.db.commit()
 
 
 def _report(found: list[tuple[str, str]]) -> str:
