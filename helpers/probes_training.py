@@ -2,16 +2,20 @@
 and a meter of the memory autograd keeps for a backward pass.
 
 Tests hand the probes to a student's function and judge the records; nothing here trains or
-evaluates anything itself. The records are plain data (lists of bools, tuples and `Call`s), so
-that they reach a test that runs outside the notebook's process (see course/grading/verdicts/remote.py).
+evaluates anything itself. The records are kept apart from the probes (helpers/records.py: filed under each
+probe itself, read as copies, never set by the code the probes are handed to), and a test reads them as data
+from `probes_during`, which runs the function where the notebook runs and returns what the probes saw (plain
+data: lists of bools, tuples and `Call`s, in a `LoopRecord`), so they reach a test that runs outside the
+notebook's process (see course/grading/verdicts/remote.py).
 
-    probe = LoopProbe(nn.Linear(3, 1))
-    train_one_epoch(probe, probe_loader(x, y, batch_size=4), probe.loss(nn.MSELoss()), optimizer, device)
-    probe.calls      # one Call(moved, training, grad_enabled) per forward pass
-    probe.unmoved()  # ["x of forward pass 0", ...]: what reached the model or the loss without .to(device)
-    loader.unmoved() # ["y of batch 2 (pass 0)", ...]: batches whose .to() was never called
+    probe, loader = LoopProbe(nn.Linear(3, 1)), probe_loader(x, y, batch_size=4)
+    result, seen = probes_during(train_one_epoch, probe, loader, probe.loss(nn.MSELoss()), optimizer, device)
+    seen.calls       # one Call(moved, training, grad_enabled) per forward pass
+    seen.unmoved     # ["y of batch 2 (pass 0)", "x of forward pass 0", ...]: batches whose .to() was never
+                     # called, then what reached the model or the loss without .to(device)
 """
 
+import weakref
 from dataclasses import dataclass
 
 import torch
@@ -21,11 +25,11 @@ from torch.utils import _pytree as pytree
 from torch.utils.data import TensorDataset
 
 from helpers.notebook_state import asks_notebook
-from helpers.records import SharesRecords
+from helpers.records import Record, SharesRecords, note, recorded, share
 
 
 class UnmovedBatch(torch.Tensor):
-    """A batch tensor as `probe_loader` yields it. Its `.to(...)` notes in its loader's `moved` that
+    """A batch tensor as `probe_loader` yields it. Its `.to(...)` notes in its loader's record `moved` that
     it was called and returns a plain tensor, so both the loader and whoever receives the batch can
     tell whether it went through `.to(device)` (on a CPU, moving to the CPU changes nothing else
     that could be seen). What is computed from it before the move (`x.detach()`, `x.clone()`,
@@ -42,29 +46,37 @@ class UnmovedBatch(torch.Tensor):
         return result
 
     def to(self, *args, **kwargs):
-        log, key = getattr(self, "_moved_log", (None, None))
-        if log is not None:
-            log.append(key)
+        loader, key = getattr(self, "_moved_log", (None, None))
+        if isinstance(loader, ProbeLoader):
+            note(loader, "moved", key)
         return torch.Tensor.to(self.as_subclass(torch.Tensor), *args, **kwargs)
 
 
 class ProbeLoader:
     """What a loop uses of a `DataLoader`: iteration over `(x, y)` batches in order, `len()` (the
     number of batches), `.dataset` and `.batch_size`. Every batch it yields is an `UnmovedBatch`;
-    `unmoved()` names those whose `.to()` was never called."""
+    `unmoved()` names those whose `.to()` was never called. Its records (the batches yielded, and which were
+    moved) are kept apart from it (helpers/records.py)."""
+
+    moved = Record()         # (batch number, "x" or "y") whose .to() was called
+    _yielded = Record()      # the number of each batch yielded, over every pass
 
     def __init__(self, x: torch.Tensor, y: torch.Tensor, batch_size: int):
         self.dataset, self.batch_size = TensorDataset(x, y), batch_size
         self._batches = [(x[i:i + batch_size], y[i:i + batch_size]) for i in range(0, len(x), batch_size)]
-        self.yielded = 0                            # batches yielded so far, over every pass
-        self.moved: list[tuple[int, str]] = []      # (batch number, "x" or "y") whose .to() was called
+
+    @property
+    def yielded(self) -> int:
+        """Batches yielded so far, over every pass."""
+        return len(self._yielded)
 
     def __iter__(self):
         for xb, yb in self._batches:   # fresh objects each pass: .to() on one pass leaves no trace on the next
             batch = (xb.clone().as_subclass(UnmovedBatch), yb.clone().as_subclass(UnmovedBatch))
+            number = self.yielded
             for name, t in zip("xy", batch):
-                t._moved_log = (self.moved, (self.yielded, name))
-            self.yielded += 1
+                t._moved_log = (self, (number, name))
+            note(self, "_yielded", number)
             yield batch
 
     def __len__(self) -> int:
@@ -72,9 +84,13 @@ class ProbeLoader:
 
     def unmoved(self) -> list[str]:
         """The x and y of every batch yielded so far whose `.to(...)` was never called."""
-        moved = set(self.moved)
-        return [f"{name} of batch {i % len(self)} (pass {i // len(self)})"
-                for i in range(self.yielded) for name in "xy" if (i, name) not in moved]
+        return _unmoved_batches(self)
+
+
+def _unmoved_batches(loader: ProbeLoader) -> list[str]:
+    moved = set(recorded(loader, "moved"))
+    return [f"{name} of batch {i % len(loader)} (pass {i // len(loader)})"
+            for i in range(len(recorded(loader, "_yielded"))) for name in "xy" if (i, name) not in moved]
 
 
 def probe_loader(x: torch.Tensor, y: torch.Tensor, batch_size: int) -> ProbeLoader:
@@ -92,22 +108,27 @@ class Call:
 
 class LoopProbe(SharesRecords, nn.Module):
     """Wraps `inner` (its outputs are `inner`'s) and records a `Call` for each forward pass;
-    `loss(base)` gives a loss function that records whether each target was moved. A deep copy shares
-    `calls` and `targets_moved` (helpers/records.py): a loop that runs `copy.deepcopy(model)` is seen too."""
+    `loss(base)` gives a loss function that records whether each target was moved. The records are kept apart
+    from the probe and shared by its deep copies and its loss functions (helpers/records.py): a loop that runs
+    `copy.deepcopy(model)` is seen too."""
 
-    _records = ("calls", "targets_moved", "losses_alive", "graphs_held")
+    calls = Record()            # a Call per forward pass
+    targets_moved = Record()    # per call of a loss function from `loss(...)`: were its targets moved
+    graphs_held = Record()      # at each forward pass, before it runs: how many of those losses held their graph
+    _graphs = Record()          # a weak reference to the graph node of each loss from `loss(...)`
 
     def __init__(self, inner: nn.Module):
         super().__init__()
         self.inner = inner
-        self.calls: list[Call] = []
-        self.targets_moved: list[bool] = []
-        self.losses_alive: list[int] = [0]    # how many losses from `loss(...)` still hold their graph, now
-        self.graphs_held: list[int] = []      # that number at each forward pass, before it runs
+
+    @property
+    def losses_alive(self) -> int:
+        """How many losses from `loss(...)` still hold their graph, now."""
+        return sum(node() is not None for node in self._graphs)
 
     def forward(self, x):
-        self.calls.append(Call(not isinstance(x, UnmovedBatch), self.training, torch.is_grad_enabled()))
-        self.graphs_held.append(self.losses_alive[0])
+        note(self, "calls", Call(not isinstance(x, UnmovedBatch), self.training, torch.is_grad_enabled()))
+        note(self, "graphs_held", self.losses_alive)
         return self.inner(x.as_subclass(torch.Tensor))
 
     def loss(self, base) -> "ProbeLoss":
@@ -116,39 +137,41 @@ class LoopProbe(SharesRecords, nn.Module):
 
     def unmoved(self) -> list[str]:
         """Which inputs (`x`) and targets (`y`) reached the model or the loss without `.to(device)`."""
-        return ([f"x of forward pass {i}" for i, call in enumerate(self.calls) if not call.moved]
-                + [f"y of loss call {i}" for i, moved in enumerate(self.targets_moved) if not moved])
+        return _unmoved_inputs(self.calls, self.targets_moved)
 
 
-class ProbeLoss:
-    """A loss function (`base`) that notes in `probe.targets_moved` whether each call's targets were moved."""
+def _unmoved_inputs(calls: list, targets_moved: list) -> list[str]:
+    return ([f"x of forward pass {i}" for i, call in enumerate(calls) if not call.moved]
+            + [f"y of loss call {i}" for i, moved in enumerate(targets_moved) if not moved])
+
+
+class ProbeLoss(SharesRecords):
+    """A loss function (`base`) that notes in its probe's record `targets_moved` whether each call's targets were
+    moved. It files its records with the probe it was made for, bound when it is made (or unpickled): its `probe`
+    attribute, set to another, changes nothing."""
 
     def __init__(self, probe: LoopProbe, base):
         self.probe, self.base = probe, base
+        share(self, probe)
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if state.get("probe") is not None:
+            share(self, state["probe"])
 
     def __call__(self, outputs, targets):
-        self.probe.targets_moved.append(not isinstance(targets, UnmovedBatch))
+        note(self, "targets_moved", not isinstance(targets, UnmovedBatch))
         loss = self.base(outputs.as_subclass(torch.Tensor), targets.as_subclass(torch.Tensor))
-        return _Traced.apply(loss, _Alive(self.probe.losses_alive)) if loss.requires_grad else loss
-
-
-class _Alive:
-    """Counted in `count[0]` from its making until its loss's graph is freed (it lives in a node of that graph)."""
-
-    def __init__(self, count: list):
-        self.count = count
-        count[0] += 1
-
-    def __del__(self):
-        self.count[0] -= 1
+        return _Traced.apply(loss, self) if loss.requires_grad else loss
 
 
 class _Traced(torch.autograd.Function):
-    """The loss unchanged, with a node in its graph that holds an `_Alive`: the graph's life is counted."""
+    """The loss unchanged, with a node in its graph (this function's own) that its loss function's records hold a
+    weak reference to: the graph's life is counted, from nothing the loss or its graph holds."""
 
     @staticmethod
-    def forward(ctx, loss, alive):
-        ctx.alive = alive
+    def forward(ctx, loss, loss_fn):
+        note(loss_fn, "_graphs", weakref.ref(ctx))
         return loss.clone()
 
     @staticmethod
@@ -156,17 +179,18 @@ class _Traced(torch.autograd.Function):
         return grad, None
 
 
-def check_losses_let_go(probe: LoopProbe, what: str) -> None:
+def check_losses_let_go(seen: "LoopRecord", what: str) -> None:
     """While the loop ran, no more than one earlier loss held its graph when a batch began (the last batch's
     `loss`, until the name is reused), and none after it returned: losses were summed as `.detach()` or
-    `.item()`, not as tensors with their graphs."""
+    `.item()`, not as tensors with their graphs. `seen`: what `probes_during` (or a LoopProbe, read where it ran)
+    saw."""
     __tracebackhide__ = True
     from helpers.checks import _failure
 
-    held = max(probe.graphs_held, default=0)
-    if held > 1 or probe.losses_alive[0] > 0:
+    held = max(seen.graphs_held, default=0)
+    if held > 1 or seen.losses_alive > 0:
         where = (f"{held} earlier batches' losses still held their graph when a batch began" if held > 1 else
-                 f"{probe.losses_alive[0]} losses still held their graph after it returned")
+                 f"{seen.losses_alive} losses still held their graph after it returned")
         raise _failure(f"{what}: the autograd graphs kept alive by the losses", "each freed with its batch", where,
                        "Adding up `loss` itself keeps every batch's graph: add `loss.detach()` (or `loss.item()`)")
 
@@ -266,20 +290,13 @@ class RecordingSGD(torch.optim.SGD):
     """Plain SGD that records, at each `step()`, the gradient it is about to apply: in `gradients`, one list
     of floats per step (every parameter's `.grad`, flattened, in order; zeros for a missing one). A test can
     then tell a step that used its own batch's gradient from one that used the sum of several (no
-    `zero_grad`) or none at all (`zero_grad` between `backward` and `step`)."""
+    `zero_grad`) or none at all (`zero_grad` between `backward` and `step`). The record is kept apart from the
+    optimizer (helpers/records.py)."""
+
+    gradients = Record()
 
     def __init__(self, params, lr: float = 0.0):
         super().__init__(params, lr=lr)
-        self.gradients: list[list[float]] = []
-
-    def __getstate__(self):          # Optimizer's own state leaves attributes of a subclass behind
-        return {**super().__getstate__(), "gradients": self.gradients}
-
-    def __setstate__(self, state):
-        state = dict(state)
-        gradients = state.pop("gradients", [])
-        super().__setstate__(state)
-        self.gradients = gradients
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -287,8 +304,54 @@ class RecordingSGD(torch.optim.SGD):
         for group in self.param_groups:
             for p in group["params"]:
                 flat += (p.grad if p.grad is not None else torch.zeros_like(p)).detach().flatten().tolist()
-        self.gradients.append(flat)
+        note(self, "gradients", flat)
         return super().step(closure)
+
+
+@dataclass(frozen=True)
+class LoopRecord:
+    """What the probes handed to a loop saw while it ran (`probes_during`): the LoopProbe's `Call` at each forward
+    pass, whether the targets of each call of its loss function were moved, how many losses held their graph at
+    each forward pass and after the loop returned, the gradient each `RecordingSGD.step()` applied, and the
+    batches of the ProbeLoaders (in the order they were handed over) whose `.to()` was never called."""
+
+    calls: list
+    targets_moved: list
+    graphs_held: list
+    losses_alive: int
+    gradients: list
+    unmoved_batches: list
+
+    @property
+    def unmoved_inputs(self) -> list:
+        """Which inputs (`x`) and targets (`y`) reached the model or the loss without `.to(device)`."""
+        return _unmoved_inputs(self.calls, self.targets_moved)
+
+    @property
+    def unmoved(self) -> list:
+        """The loaders' batches never moved, then what reached the model or the loss unmoved."""
+        return self.unmoved_batches + self.unmoved_inputs
+
+
+@asks_notebook
+def probes_during(fn, *args):
+    """`fn(*args)` in the notebook's process, where the records of the probes among `args` are kept: (what fn
+    returned, a LoopRecord of what they saw, read after fn returned from the probes handed over: the first
+    LoopProbe, else the first ProbeLoss, every ProbeLoader and the first RecordingSGD). The arguments come back
+    changed as any argument does."""
+    first = [a for a in args if isinstance(a, LoopProbe)] + [a for a in args if isinstance(a, ProbeLoss)] + [None]
+    loaders = [a for a in args if isinstance(a, ProbeLoader)]
+    optimizers = [a for a in args if isinstance(a, RecordingSGD)] + [None]
+    result = fn(*args)
+    probe, optimizer = first[0], optimizers[0]
+    graphs = recorded(probe, "_graphs") if probe is not None else []
+    return result, LoopRecord(
+        calls=recorded(probe, "calls") if probe is not None else [],
+        targets_moved=recorded(probe, "targets_moved") if probe is not None else [],
+        graphs_held=recorded(probe, "graphs_held") if probe is not None else [],
+        losses_alive=sum(node() is not None for node in graphs),
+        gradients=recorded(optimizer, "gradients") if optimizer is not None else [],
+        unmoved_batches=[name for loader in loaders for name in _unmoved_batches(loader)])
 
 
 def batch_gradients(model: nn.Module, loss_fn, batches) -> list[list[float]]:

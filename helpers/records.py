@@ -65,15 +65,9 @@ def recorded(probe, name: str) -> list:
 
 
 class SharesRecords:
-    """Mixed into a probe's class: `copy.deepcopy` gives a copy that shares the original's records (and the
-    attributes named in `_records`, which the copy shares instead of copying)."""
-
-    _records: tuple = ()
+    """Mixed into a probe's class: `copy.deepcopy` gives a copy that shares the original's records."""
 
     def __deepcopy__(self, memo):
-        for name in self._records:
-            records = self.__dict__[name]
-            memo[id(records)] = records         # deepcopy gives back the same object
         twin = type(self).__new__(type(self))
         memo[id(self)] = twin
         share(twin, self)

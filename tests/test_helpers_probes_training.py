@@ -294,17 +294,124 @@ def test_losses_summed_with_their_graphs_are_caught_and_detached_ones_are_not():
     for keep in (lambda loss: loss.item(), lambda loss: loss.detach()):
         probe, *_ = _epoch(keep=keep)
         check_losses_let_go(probe, "loop")
-        assert probe.graphs_held == [0, 1, 1] and probe.losses_alive == [0]
+        assert probe.graphs_held == [0, 1, 1] and probe.losses_alive == 0
     probe, _, _, total = _epoch(keep=lambda loss: loss)
-    assert probe.graphs_held == [0, 1, 2] and probe.losses_alive == [3]
+    assert probe.graphs_held == [0, 1, 2] and probe.losses_alive == 3
     with pytest.raises(AssertionError, match="2 earlier batches' losses still held their graph.*loss.detach"):
         check_losses_let_go(probe, "loop")
     del total
-    assert probe.losses_alive == [0]
+    assert probe.losses_alive == 0
+
+
+def _train_one_epoch(model, loader, loss_fn, optimizer, device, keep=lambda loss: loss.item(), move_y=True):
+    model.train()
+    total, count = 0.0, 0
+    for x, y in loader:
+        x, y = x.to(device), (y.to(device) if move_y else y)
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total, count = total + keep(loss) * len(x), count + len(x)
+    return float(total.detach() if torch.is_tensor(total) else total) / count
+
+
+def _one_epoch_of_probes(fn):
+    """probes_during(fn, ...) on one epoch's probes (10 samples in batches of 4): (fn's result, the LoopRecord)."""
+    from helpers.probes_training import RecordingSGD, probes_during
+
+    x, y = _data()
+    torch.manual_seed(0)
+    model = LoopProbe(nn.Linear(3, 1))
+    return probes_during(fn, model, probe_loader(x, y, 4), model.loss(nn.MSELoss()), RecordingSGD(model.parameters()),
+                         torch.device("cpu"))
+
+
+def test_probes_during_returns_what_the_probes_saw_as_data():
+    from helpers.probes_training import LoopRecord
+
+    result, seen = _one_epoch_of_probes(_train_one_epoch)
+    assert isinstance(result, float) and isinstance(seen, LoopRecord)
+    assert seen.calls == [Call(True, True, True)] * 3 and seen.targets_moved == [True] * 3
+    assert seen.graphs_held == [0, 1, 1] and seen.losses_alive == 0 and seen.unmoved == []
+    assert len(seen.gradients) == 3 and len(seen.gradients[0]) == 4
+    _, seen = _one_epoch_of_probes(lambda *args: _train_one_epoch(*args, keep=lambda loss: loss, move_y=False))
+    assert seen.graphs_held == [0, 1, 2] and seen.unmoved_inputs == [f"y of loss call {i}" for i in range(3)]
+    assert seen.unmoved_batches == [f"y of batch {i} (pass 0)" for i in range(3)] and seen.unmoved[3:] == \
+        seen.unmoved_inputs
+
+
+def _hide_the_wrong_epoch(model, loader, loss_fn, optimizer, device):
+    """A wrong epoch (targets never moved, losses summed with their graphs, no zero_grad), each of the records that
+    would show it attacked: rewritten, a key set around it and put back, the instance dicts replaced, the loss
+    function pointed at another probe. None of it reaches the records the helper reads."""
+    kept = {obj: obj.__dict__ for obj in (model, loader, loss_fn, optimizer)}
+    for obj in kept:
+        object.__setattr__(obj, "_record_key", object())
+        obj.__dict__ = dict(obj.__dict__)
+        obj._records = ()
+    loss_fn.probe = LoopProbe(nn.Identity())
+    total = 0.0
+    for x, y in loader:
+        loss = loss_fn(model(x.to(device)), y)
+        loss.backward()
+        optimizer.step()
+        total = total + loss * len(x)
+    for obj, was in kept.items():
+        obj.__dict__ = was
+    for obj, name in ((model, "calls"), (model, "targets_moved"), (model, "graphs_held"), (loader, "moved"),
+                      (optimizer, "gradients")):
+        getattr(obj, name).clear()                      # a copy
+        with pytest.raises(AttributeError):
+            setattr(obj, name, [])
+        obj.__dict__[name] = []                         # does not shadow the record
+    with pytest.raises(AttributeError):
+        model.losses_alive = 0
+    with pytest.raises(AttributeError):
+        loader.yielded = 0
+    return total.item() / 10, total
+
+
+def test_code_handed_the_loop_probes_cannot_rewrite_or_refile_what_they_saw():
+    """Issue 38: the loop probes' records were plain lists on the objects handed to train_one_epoch."""
+    from helpers.probes_training import check_losses_let_go, check_step_gradients
+
+    (_, total), seen = _one_epoch_of_probes(_hide_the_wrong_epoch)
+    assert seen.targets_moved == [False] * 3 and seen.unmoved_inputs == [f"y of loss call {i}" for i in range(3)]
+    assert seen.unmoved_batches == [f"y of batch {i} (pass 0)" for i in range(3)]
+    assert seen.graphs_held == [0, 1, 2] and seen.losses_alive == 3 and len(seen.gradients) == 3
+    with pytest.raises(AssertionError, match="still held their graph"):
+        check_losses_let_go(seen, "loop")
+    x, y = _data()
+    torch.manual_seed(0)
+    with pytest.raises(AssertionError, match="the sum of the gradients"):
+        check_step_gradients(seen.gradients, _batch_gradients_of_a_fresh_probe(x, y), "loop")
+
+
+def _batch_gradients_of_a_fresh_probe(x, y):
+    from helpers.probes_training import batch_gradients
+
+    return batch_gradients(nn.Linear(3, 1), nn.MSELoss(), [(x[:4], y[:4]), (x[4:8], y[4:8]), (x[8:], y[8:])])
+
+
+def test_a_loss_function_carried_with_its_probe_files_with_it_and_a_pickle_carries_no_records():
+    import copy
+    import pickle
+
+    probe = LoopProbe(nn.Linear(3, 1))
+    loss_fn = probe.loss(nn.MSELoss())
+    loss_fn(probe(torch.ones(2, 3)), torch.zeros(2, 1))
+    carried_probe, carried_loss = pickle.loads(pickle.dumps((probe, loss_fn)))   # how course grade hands them over
+    assert carried_probe.calls == [] and carried_probe.targets_moved == []
+    carried_loss.probe = LoopProbe(nn.Identity())       # bound when unpickled: the attribute is not read again
+    carried_loss(carried_probe(torch.ones(2, 3)), torch.zeros(2, 1))
+    assert carried_probe.targets_moved == [True] and probe.targets_moved == [True]
+    copy.deepcopy(carried_loss)(torch.zeros(2, 1), torch.zeros(2, 1))
+    assert carried_probe.targets_moved == [True, True]
 
 
 @pytest.mark.slow
-def test_a_recording_optimizer_and_the_graph_count_come_back_from_the_notebooks_process(tmp_path):
+def test_what_the_loop_probes_saw_comes_back_from_the_notebooks_process_as_data(tmp_path):
     import textwrap
     import time
 
@@ -330,13 +437,16 @@ def test_a_recording_optimizer_and_the_graph_count_come_back_from_the_notebooks_
             outputs, failure = Judge().run(textwrap.dedent("""
                 import torch
                 from torch import nn
-                from helpers.probes_training import LoopProbe, RecordingSGD, probe_loader
+                from helpers.probes_training import LoopProbe, RecordingSGD, probe_loader, probes_during
                 _model = LoopProbe(nn.Linear(3, 1))
                 _optimizer = RecordingSGD(_model.parameters())
-                train(_model, probe_loader(torch.randn(10, 3), torch.randn(10, 1), 4), _model.loss(nn.MSELoss()),
-                      _optimizer)
-                assert len(_optimizer.gradients) == 3 and len(_optimizer.gradients[0]) == 4, _optimizer.gradients
-                assert _model.graphs_held == [0, 1, 2], _model.graphs_held
+                _result, _seen = probes_during(train, _model, probe_loader(torch.randn(10, 3), torch.randn(10, 1), 4),
+                                               _model.loss(nn.MSELoss()), _optimizer)
+                assert isinstance(_result, float), _result
+                assert len(_seen.gradients) == 3 and len(_seen.gradients[0]) == 4, _seen.gradients
+                assert _seen.graphs_held == [0, 1, 2] and _seen.losses_alive == 0, _seen
+                assert _seen.unmoved == [] and len(_seen.calls) == 3, _seen
+                assert _model.calls == [] and _optimizer.gradients == []   # the judge's own probes: nothing noted here
             """), "<test>", Connection(sock, time.monotonic() + 60))
         assert failure is None and not [o for o in outputs if o.output_type == "error"], outputs
     finally:
