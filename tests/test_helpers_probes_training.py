@@ -429,6 +429,25 @@ def test_what_the_loop_probes_saw_comes_back_from_the_notebooks_process_as_data(
                 optimizer.step()
                 total = total + loss
             return total.item()
+
+        def forges(model, loader, loss_fn, optimizer):
+            import torch
+            from torch import nn
+            from helpers.probes_training import LoopProbe
+            total = 0.0
+            for x, y in loader:
+                loss_fn.probe = LoopProbe(nn.Identity())            # each record attacked, in the kernel
+                object.__setattr__(model, "_record_key", object())
+                kept, model.__dict__ = model.__dict__, dict(model.__dict__)
+                loss = loss_fn(model(x.to("cpu")), y)
+                loss.backward()
+                optimizer.step()
+                total = total + loss
+                model.__dict__ = kept
+            for obj in (model, loader, optimizer):
+                obj.__dict__.update(calls=[], graphs_held=[], moved=[(i, n) for i in range(3) for n in "xy"],
+                                    gradients=[])
+            return total.item()
     """)
     listener, server = answer_kernel(tmp_path, notebook)
     try:
@@ -447,6 +466,12 @@ def test_what_the_loop_probes_saw_comes_back_from_the_notebooks_process_as_data(
                 assert _seen.graphs_held == [0, 1, 2] and _seen.losses_alive == 0, _seen
                 assert _seen.unmoved == [] and len(_seen.calls) == 3, _seen
                 assert _model.calls == [] and _optimizer.gradients == []   # the judge's own probes: nothing noted here
+                _model = LoopProbe(nn.Linear(3, 1))
+                _, _seen = probes_during(forges, _model, probe_loader(torch.randn(10, 3), torch.randn(10, 1), 4),
+                                         _model.loss(nn.MSELoss()), RecordingSGD(_model.parameters()))
+                assert _seen.graphs_held == [0, 1, 2] and len(_seen.calls) == len(_seen.gradients) == 3, _seen
+                assert _seen.unmoved == [f"y of batch {i} (pass 0)" for i in range(3)] + [
+                    f"y of loss call {i}" for i in range(3)], _seen.unmoved
             """), "<test>", Connection(sock, time.monotonic() + 60))
         assert failure is None and not [o for o in outputs if o.output_type == "error"], outputs
     finally:
