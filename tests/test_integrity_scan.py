@@ -1,11 +1,12 @@
 """Unit tests of course.grading.integrity.suspicious_code, the static scan behind the report's "looks like tampering".
 
 It must name what a cheating cell does, and stay quiet on honest work: every reference
-answer and every realistic wrong answer in fixtures/wrong_answers/ (a TA reads each flag).
+answer, every kept right answer in fixtures/right_answers/ and every realistic wrong answer in
+fixtures/wrong_answers/ (a TA reads each flag).
 """
 
 import pytest
-from grading_support import COURSE, wrong_answers
+from grading_support import COURSE, right_answers, wrong_answers
 
 from course.notebook import cells
 
@@ -13,6 +14,27 @@ from course.grading import integrity
 from course.fixtures import reference_answers
 
 FLAGGED = [
+    # Issue 38's held-out red team (/tmp/redteam38): a sealed probe's class rewritten through type(); a module the
+    # tests read patched by a helper that takes it as an argument; torch's function overrides switched off; a probe's
+    # own note-taker shadowed on the instance; the sealed records reached by a name held in a variable.
+    ("type(loss_fn).__call__ = lambda self, out, target: self.base(out, target)",
+     "changes the class of loss_fn (.__call__)"),
+    ("type(loader).__iter__ = _plain_batches", "changes the class of loader (.__iter__)"),
+    ("loader.__class__.__iter__ = _plain_batches", "changes the class of loader (.__iter__)"),
+    ("cls = type(loader)\ncls.__iter__ = _plain_batches", "changes the class of cls (.__iter__)"),
+    ("setattr(type(loader), '__iter__', _plain_batches)", "setattr on the class of loader"),
+    ("noting = getattr(type(probe).forward, _INSIDE, {}).get('note')", "reads an attribute by a name it builds"),
+    ("def _swap(owner, name, value):\n    old = getattr(owner, name)\n    setattr(owner, name, value)\n    return old",
+     "sets an attribute by a name it builds (setattr)"),
+    ("def _off(owner):\n    setattr(owner, 'is_grad_enabled', lambda: False)", "setattr on owner, an argument of _off"),
+    ("def _on(owner):\n    delattr(owner, 'is_grad_enabled')", "delattr on owner, an argument of _on"),
+    ("import copy\nsetattr(copy, 'deepcopy', lambda x, memo=None: x)", "setattr on copy"),
+    ("with torch._C.DisableTorchFunction():\n    out = model(x)", "switches off torch's function overrides"),
+    ("from torch._C import DisableTorchFunctionSubclass as off", "switches off torch's function overrides"),
+    ("scaler._note_autocast = lambda what: None", "changes a private attribute of scaler (._note_autocast)"),
+    ("model._backward_reaches_output = quiet", "changes a private attribute of model (._backward_reaches_output)"),
+    ("del scaler._note_autocast", "changes a private attribute of scaler (._note_autocast)"),
+    ("setattr(scaler, '_note_autocast', None)", "changes a private attribute of scaler (setattr)"),
     # Issue 38's fourth red team: a module reached by a name built at run time, behind a one-element list; a walk of
     # sys.modules; os behind a list, patched with setattr around an unsafe load.
     ("import importlib\nm = [importlib.import_module('helpers.probes_' + 'devices')][0]",
@@ -103,6 +125,25 @@ def test_flags_are_not_raised_by_setting_a_flag_or_by_cells_that_are_not_python(
     assert integrity.suspicious_code("def broken(:") == []
 
 
+# Honest lines beside each of the red team's above: what a right answer may write, unflagged.
+QUIET = [
+    "name = type(loss_fn).__name__",                            # reads its class, changes nothing there
+    "same = isinstance(loader, type(other)) and loader.__class__ is other.__class__",
+    "class Counter:\n    calls = 0\nCounter.calls = 1",          # the cell's own class
+    "fc = getattr(model, 'fc', None)",                          # a name written out
+    "def init(self, lr):\n    setattr(self, 'lr', lr)",          # its own attribute
+    "def build(config):\n    opts = Options()\n    setattr(opts, 'lr', config.lr)\n    return opts",
+    "with torch.no_grad():\n    out = model(x)",
+    "class Probe:\n    def __init__(self):\n        self._calls = 0",   # its own private attribute
+    "model.fc = nn.Linear(4, 2)",                               # a public attribute of the model
+]
+
+
+@pytest.mark.parametrize("code", QUIET)
+def test_quiet_on_honest_lines_like_the_red_teams(code):
+    assert integrity.suspicious_code(code) == []
+
+
 def test_a_cells_own_variable_is_not_the_history():
     assert integrity.suspicious_code("for _i in range(3):\n    print(_i)") == []
     assert integrity.suspicious_code("print(_i)") == ["reads the executed cells (_i)"]
@@ -116,7 +157,8 @@ def _cheat(wrong) -> bool:
 def test_quiet_on_honest_answers(assignment):
     answers = reference_answers(cells.read(COURSE.source_notebook(assignment)))
     wrong = {w.path.name: w.code for w in wrong_answers(assignment) if not _cheat(w)}
-    flagged = {name: integrity.suspicious_code(code) for name, code in (answers | wrong).items()}
+    right = {f"right/{w.path.name}": w.code for w in right_answers(assignment)}
+    flagged = {name: integrity.suspicious_code(code) for name, code in (answers | wrong | right).items()}
     assert not {name: why for name, why in flagged.items() if why}
 
 

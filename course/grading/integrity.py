@@ -68,6 +68,10 @@ _KERNEL_INTERNALS = {"session", "get_parent", "parent_header", "_parent_header",
                      "run_ast_nodes", "excepthook"}
 
 
+# torch's switches for its function overrides: inside them a TorchFunctionMode (a probe's counter) sees nothing.
+_OVERRIDE_SWITCHES = {"DisableTorchFunction", "DisableTorchFunctionSubclass"}
+
+
 # A cell larger than this is not parsed here (the scan runs in the TA's process): it is named instead.
 MAX_SCANNED = 1 << 20
 UNSCANNABLE = "cannot be read by the scan (too large, or nested too deeply)"
@@ -89,6 +93,9 @@ def _reasons(tree: ast.Module) -> list[str]:
     roots = _TAMPER_MODULE_ROOTS | _aliases(tree)
     # The cell's own variables: `for _i in range(3)` binds a name of the history's, it reads no history.
     own = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    classes = _class_aliases(tree)
+    modules = roots | _imported_names(tree)
+    reasons += _setattr_on_arguments(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(n in node.value for n in _SERVER_NAMES) \
                 or isinstance(node, ast.Name) and node.id.startswith(_SERVER_NAMES) \
@@ -108,6 +115,11 @@ def _reasons(tree: ast.Module) -> list[str]:
                     reasons.append(f"replaces the {target.attr} of {_dotted(target.value) or 'an object'}")
                 if isinstance(target, ast.Subscript) and _namespace_of(target.value, roots):
                     reasons.append(f"changes the namespace of {_namespace_of(target.value, roots)}")
+                if isinstance(target, ast.Attribute) and _class_of(target.value, classes):
+                    reasons.append(f"changes the class of {_class_of(target.value, classes)} (.{target.attr})")
+                if isinstance(target, ast.Attribute) and _private(target.attr) and _dotted(target.value) != "self":
+                    reasons.append(f"changes a private attribute of {_dotted(target.value) or 'an object'} "
+                                   f"(.{target.attr})")
                 if flag:
                     continue
                 if isinstance(target, ast.Attribute) and dotted and dotted.split(".")[0] in roots:
@@ -120,8 +132,14 @@ def _reasons(tree: ast.Module) -> list[str]:
             func = _dotted(node.func)
             if func in ("setattr", "delattr") and node.args:
                 owner = _dotted(node.args[0])
-                if owner and owner.split(".")[0] in roots:
+                if owner and owner.split(".")[0] in modules:
                     reasons.append(f"{func} on {owner}")
+                if _class_of(node.args[0], classes):
+                    reasons.append(f"{func} on the class of {_class_of(node.args[0], classes)}")
+                if len(node.args) >= 2 and not _is_text(node.args[1]):
+                    reasons.append(f"sets an attribute by a name it builds ({func})")
+                elif len(node.args) >= 2 and _private(node.args[1].value) and owner != "self":
+                    reasons.append(f"changes a private attribute of {owner or 'an object'} ({func})")
             if isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "setdefault", "__setitem__", "pop") \
                     and _namespace_of(node.func.value, roots):
                 reasons.append(f"changes the namespace of {_namespace_of(node.func.value, roots)}")
@@ -141,7 +159,7 @@ def _reasons(tree: ast.Module) -> list[str]:
                 reasons.append("walks sys.modules")
             if func == "getattr" and len(node.args) >= 2 and (
                     isinstance(node.args[1], ast.Constant) and node.args[1].value in _FUNCTION_INSIDES
-                    or isinstance(node.args[1], (ast.BinOp, ast.JoinedStr))):
+                    or not _is_text(node.args[1])):
                 reasons.append("reads an attribute by a name it builds or a function's insides (getattr)")
             if func and "." in func:
                 module, _, attr = func.rpartition(".")
@@ -152,7 +170,11 @@ def _reasons(tree: ast.Module) -> list[str]:
                                        "input_transformers_post.insert", "ast_transformers.insert",
                                        "events.register")):
                 reasons.append("hooks into IPython's cell execution")
-        elif isinstance(node, ast.Name) and node.id == "__builtins__":
+        if isinstance(node, ast.Attribute) and node.attr in _OVERRIDE_SWITCHES \
+                or isinstance(node, ast.Name) and node.id in _OVERRIDE_SWITCHES \
+                or isinstance(node, ast.alias) and node.name.split(".")[-1] in _OVERRIDE_SWITCHES:
+            reasons.append("switches off torch's function overrides (DisableTorchFunction)")
+        if isinstance(node, ast.Name) and node.id == "__builtins__":
             reasons.append("uses __builtins__")
         elif isinstance(node, ast.Name) and node.id in _HISTORY and node.id not in own:
             reasons.append(f"reads the executed cells ({node.id})")
@@ -167,6 +189,61 @@ def _reasons(tree: ast.Module) -> list[str]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__class__":
             reasons.append("claims to be of another class (__class__)")
     return sorted(set(reasons))
+
+
+def _private(name: str) -> bool:
+    """`_name`: an object's own business (a probe's method or note-taker), not `__dunder__`."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _is_text(node) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _class_of(node, classes: set[str]) -> str | None:
+    """`x` when `node` is `type(x)` or `x.__class__` (or a name the cell bound to one of those), else None."""
+    if isinstance(node, ast.Call) and _dotted(node.func) == "type" and len(node.args) == 1:
+        return _dotted(node.args[0]) or "an object"
+    if isinstance(node, ast.Attribute) and node.attr == "__class__":
+        return _dotted(node.value) or "an object"
+    if isinstance(node, ast.Name) and node.id in classes:
+        return node.id
+    return None
+
+
+def _class_aliases(tree: ast.Module) -> set[str]:
+    """Names the cell binds to `type(x)` or `x.__class__` (`cls = type(loader)`), and names bound to those."""
+    found: set[str] = set()
+    while True:
+        more = {name for value, target in _bindings(tree) if _class_of(value, found)
+                for name in _names(target)} - found
+        if not more:
+            return found
+        found |= more
+
+
+def _imported_names(tree: ast.Module) -> set[str]:
+    """Every name an import binds (a module, or what was taken from one)."""
+    return {(alias.asname or alias.name).split(".")[0] for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+
+
+def _setattr_on_arguments(tree: ast.Module) -> list[str]:
+    """`setattr(owner, ...)` / `delattr(owner, ...)` where `owner` is an argument of the function it is in (not
+    `self`): a helper that sets attributes of whatever it is given (a module the tests use, a probe)."""
+    reasons = []
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        arguments = function.args
+        params = ({a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+                  | {a.arg for a in (arguments.vararg, arguments.kwarg) if a}) - {"self"}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Call) and _dotted(node.func) in ("setattr", "delattr") and node.args \
+                    and isinstance(node.args[0], ast.Name) and node.args[0].id in params:
+                name = getattr(function, "name", "a lambda")
+                reasons.append(f"{_dotted(node.func)} on {node.args[0].id}, an argument of {name}")
+    return reasons
 
 
 def _namespace_of(node, roots: set[str]) -> str | None:
