@@ -2,7 +2,7 @@
 
 They observe what a student's function did to the modules it was given; none of them does
 an exercise's work. A record a verdict reads is kept apart from the probe handed to that function
-(helpers/records.py), and `forward_passes_during` and `global_hooks_in_forward` run the function where
+(helpers/records.py) and shared with the probe's deep copies (what `copy.deepcopy(model)` runs is recorded too), and `forward_passes_during` and `global_hooks_in_forward` run the function where
 the notebook runs and give the record back as data.
 """
 
@@ -11,7 +11,7 @@ from torch import nn
 from torch.nn.modules import module as _registry
 
 from .notebook_state import asks_notebook
-from .records import Record, note, recorded
+from .records import Record, SharesRecords, note, recorded
 
 
 def forward_hooks_on(model: nn.Module) -> int:
@@ -25,7 +25,7 @@ def global_forward_hooks() -> int:
     return len(_registry._global_forward_hooks) + len(_registry._global_forward_pre_hooks)
 
 
-class GradRecorder(nn.Module):
+class GradRecorder(SharesRecords, nn.Module):
     """Runs `inner` and records, in `.seen`, whether autograd was recording during each forward pass (a record kept
     apart from it: helpers/records.py)."""
 
@@ -40,7 +40,7 @@ class GradRecorder(nn.Module):
         return self.inner(x)
 
 
-class SeesGlobalHooks(nn.Module):
+class SeesGlobalHooks(SharesRecords, nn.Module):
     """Runs `inner` and records, in `.seen`, how many global forward hooks and pre-hooks were attached during
     each forward pass (a hook removed afterwards is still seen: it hooked every module in the process meanwhile).
     The record is kept apart from it (helpers/records.py)."""
@@ -78,7 +78,7 @@ class OutOfOrderModel(nn.Module):
         return self.head(self.act(self.body(self.act(x))))
 
 
-class CountsCalls(nn.Module):
+class CountsCalls(SharesRecords, nn.Module):
     """One linear layer (2 -> 2) that records the shape of its input at each forward pass in `forwards` (a record kept
     apart from it: helpers/records.py); `calls` is how many there were."""
 

@@ -1,5 +1,7 @@
 """helpers.probes_debugging: do the probes count hooks and record autograd as it really was?"""
 
+import copy
+
 import pytest
 import torch
 from torch import nn
@@ -107,3 +109,42 @@ def test_code_handed_the_call_counter_cannot_rewrite_how_often_it_ran():
 
     assert forward_passes_during(forges, CountsCalls(), torch.ones(3, 2)) == (2, 2)
     assert forward_passes_during(lambda m, x: m(x).shape, CountsCalls(), torch.ones(3, 2)) == ((3, 2), 1)
+
+
+def test_a_deep_copy_of_the_call_counter_counts_with_it():
+    """Issue 38's held-out red team: trace_shapes' dry run on copy.deepcopy(model) ran the model twice, counted once."""
+    from helpers.probes_debugging import CountsCalls, forward_passes_during
+
+    def dry_run_on_a_copy(model, x):
+        copy.deepcopy(model)(x)                         # wrong: a second forward pass, on a copy
+        return model(x).shape
+
+    assert forward_passes_during(dry_run_on_a_copy, CountsCalls(), torch.ones(3, 2)) == ((3, 2), 2)
+    probe = CountsCalls()
+    twin = copy.deepcopy(probe)
+    twin(torch.ones(1, 2))
+    assert probe.calls == twin.calls == 1 and probe.forwards == [(1, 2)]
+    assert twin.layer is not probe.layer and torch.equal(twin.layer.weight, probe.layer.weight)
+
+
+def test_a_deep_copy_of_the_global_hook_watcher_reports_what_it_saw():
+    from helpers.probes_debugging import SeesGlobalHooks, global_hooks_in_forward
+
+    def hooked_copy(model, x):
+        handle = nn.modules.module.register_module_forward_hook(lambda m, i, o: None)   # wrong: a global hook
+        try:
+            return copy.deepcopy(model)(x).shape        # run on a copy of the model
+        finally:
+            handle.remove()
+
+    before = global_forward_hooks()
+    assert global_hooks_in_forward(hooked_copy, SeesGlobalHooks(nn.Linear(2, 2)), torch.ones(1, 2)) == \
+        ((1, 2), [before + 1])
+
+
+def test_a_deep_copy_of_the_grad_recorder_records_with_it():
+    probe = GradRecorder(nn.Linear(2, 1))
+    copy.deepcopy(probe)(torch.ones(3, 2))               # autograd on, in a copy
+    with torch.no_grad():
+        copy.deepcopy(probe)(torch.ones(3, 2))
+    assert probe.seen == [True, False]
