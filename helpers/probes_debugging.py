@@ -2,7 +2,8 @@
 
 They observe what a student's function did to the modules it was given; none of them does
 an exercise's work. A record a verdict reads is kept apart from the probe handed to that function
-(helpers/records.py) and shared with the probe's deep copies (what `copy.deepcopy(model)` runs is recorded too), and `forward_passes_during` and `global_hooks_in_forward` run the function where
+(helpers/records.py) and shared with the probe's deep copies (what `copy.deepcopy(model)` runs is
+recorded too), and `forward_passes_during` and `global_hooks_in_forward` run the function where
 the notebook runs and give the record back as data.
 """
 
