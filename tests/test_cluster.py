@@ -14,15 +14,17 @@ import sys
 import tempfile
 import time
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from nbgrader.api import Gradebook
 from grading_support import COURSE
 from grading_support import grade as plain_nbgrader
 
 from course.grading.batch import grade
 from course.grading.bundle import BundleError, pack, unpack
-from course.grading.cluster import Cluster, grade_on_worker, job_bundle, received, wait_for_workers
+from course.grading.cluster import Cluster, grade_on_worker, handed_in, job_bundle, received, wait_for_workers
 from course.grading.contract import FailureKind, GradeOptions, GradeResult, GradingStopped, Job
 from course.fixtures import reference_answers, with_answers
 from course.fixtures.answers import lean
@@ -70,6 +72,18 @@ def test_what_is_not_a_bundle_is_refused(tmp_path, bundle):
     assert not (tmp_path.parent / "outside").exists()
 
 
+def test_no_folder_is_made_through_a_link_the_bundle_makes(tmp_path):
+    """A link, then a link "under" it: refused before any folder is made where the first one points."""
+    outside = tmp_path / "class"
+    outside.mkdir()
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    bundle = {"dirs": [], "files": {}, "links": {b"up": os.fsencode(outside), b"up/submitted/mallory/x": b"y"}}
+    with pytest.raises(BundleError):
+        unpack(bundle, dst, MiB)
+    assert list(outside.iterdir()) == []
+
+
 def test_nothing_is_written_through_a_link_the_bundle_makes(tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -90,15 +104,43 @@ def test_a_bundle_over_its_limit_is_refused(tmp_path):
         unpack({"dirs": [], "files": {b"big": b"x" * 2048}, "links": {}}, tmp_path / "..", 1024)
 
 
+def test_only_what_grading_reads_of_a_submission_travels(tmp_path):
+    """Its notebooks and timestamp; every other entry counted (as the worker's scratch.prepare counts it), never
+    read: a 300 MiB sparse file or a link to a secret costs nothing and ends nothing."""
+    job = _job(tmp_path)
+    folder = tmp_path / "submitted"
+    (folder / "deep" / "er").mkdir(parents=True)
+    (folder / "nb.ipynb").write_text("{}")
+    (folder / "timestamp.txt").write_text("2026-12-03 10:00:00 UTC")
+    with open(folder / "big.bin", "wb") as f:
+        f.truncate(300 * MiB)
+    os.symlink("/etc/shadow", folder / "secret")
+    (folder / "deep" / "er" / "notes.txt").write_text("x")
+    sent = handed_in(replace(job, submission=str(folder)))
+    assert sent == {"files": {"nb.ipynb": b"{}", "timestamp.txt": b"2026-12-03 10:00:00 UTC"}, "others": 3}
+
+
 # -- what a worker sends back ----------------------------------------------------------------------------------
 
 def _job(tmp_path, student="ada") -> Job:
-    return Job(assignment=ASSIGNMENT, student=student, submission="", source="", template_db="", config_dirs=(),
-               scratch=str(tmp_path / "scratch"), sandbox_json="{}")
+    """A job whose assignment's definitions hold one notebook "nb": a test cell "t" of 2 points, an answer "a"."""
+    template = tmp_path / "template.db"
+    with Gradebook(f"sqlite:///{template}") as gb:
+        gb.add_assignment(ASSIGNMENT)
+        gb.add_notebook("nb", ASSIGNMENT)
+        gb.add_grade_cell("t", "nb", ASSIGNMENT, max_score=2, cell_type="code")
+        gb.add_solution_cell("a", "nb", ASSIGNMENT)
+    return Job(assignment=ASSIGNMENT, student=student, submission="", source="", template_db=str(template),
+               config_dirs=(), scratch=str(tmp_path / "scratch"), sandbox_json="{}")
 
 
-def _sent(job: Job, student: str | None = None) -> dict:
-    result = GradeResult.scored(job, graded=True, record={"score": 1.0}, autograded="/worker/scratch/autograded")
+def _record(score=2.0, cell="t", notebook="nb") -> dict:
+    one = {"late_submission_penalty": None, "grades": {cell: [score, False]}, "comments": {"a": "fine"}}
+    return {"timestamp": None, "notebooks": {notebook: one}}
+
+
+def _sent(job: Job, student: str | None = None, record: dict | None = None) -> dict:
+    result = GradeResult.scored(job, graded=True, record=record or _record(), autograded="/worker/scratch/autograded")
     data = result.to_json() | {"student": student or job.student}
     return {"result": data, "autograded": {"dirs": [], "files": {b"04.ipynb": b"{}"}, "links": {}},
             "feedback": None}
@@ -111,11 +153,16 @@ def test_a_workers_result_lands_in_the_jobs_scratch_folder(tmp_path):
     assert (tmp_path / "scratch" / "autograded" / "04.ipynb").read_bytes() == b"{}" and result.feedback is None
 
 
-@pytest.mark.parametrize("change", ["another student", "garbage", "missing folder", "extra field"])
+@pytest.mark.parametrize("change", ["another student", "garbage", "missing folder", "extra field", "points over",
+                                    "negative points", "unknown cell", "unknown notebook", "points as text"])
 def test_a_result_that_is_not_the_jobs_is_refused(tmp_path, change):
     job = _job(tmp_path)
     sent = _sent(job)
-    if change == "another student":
+    records = {"points over": _record(1000.0), "negative points": _record(-1.0), "unknown cell": _record(cell="x"),
+               "unknown notebook": _record(notebook="other"), "points as text": _record("2")}
+    if change in records:
+        sent = _sent(job, record=records[change])
+    elif change == "another student":
         sent = _sent(job, student="grace")
     elif change == "garbage":
         sent = {"result": "<script>", "autograded": None, "feedback": None}
@@ -282,15 +329,23 @@ def _lying(sent, hard_limit):
             "feedback": None}
 
 
+def _refusing_for_another(sent, hard_limit):
+    """A worker's refusal in another worker's name (which would have that one retired)."""
+    return {"refused": "no sandbox here", "worker": "tcp://127.0.0.1:9"}
+
+
 class _LyingCluster(Cluster):
+    liar = staticmethod(_lying)
+
     def _submit(self, job, hard_limit):
-        return self.client.submit(_lying, job_bundle(job), hard_limit, pure=False)
+        return self.client.submit(self.liar, job_bundle(job), hard_limit, pure=False)
 
 
 @pytest.mark.sandbox
 @pytest.mark.e2e
 @pytest.mark.xdist_group(ASSIGNMENT)
-def test_a_result_for_a_submission_the_worker_was_not_given_is_refused_and_the_worker_named(monkeypatch):
+@pytest.mark.parametrize("liar", [_lying, _refusing_for_another], ids=["another-student", "another-workers-name"])
+def test_a_result_for_a_submission_the_worker_was_not_given_is_refused_and_the_worker_named(monkeypatch, liar):
     """Also: the TA's machine needs no bubblewrap of its own to grade on a cluster."""
     import cloudpickle
 
@@ -302,6 +357,7 @@ def test_a_result_for_a_submission_the_worker_was_not_given_is_refused_and_the_w
 
         def make(processes, threads):
             executor = _LyingCluster(scheduler_file=running.file)
+            executor.liar = liar
             wait_for_workers(executor, 1, 120)
             return executor
 

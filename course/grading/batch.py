@@ -182,7 +182,7 @@ class _Run:
             try:
                 digest = {"submission": fingerprint(submitted), "definition": definitions[assignment],
                           "format": RESULT_FORMAT}
-            except OSError as error:    # a folder that changes or breaks while it is read: this one's, never the run's
+            except (OSError, RecursionError) as error:  # a folder that breaks while read, or too deep: never the run's
                 self.ungraded[(student, assignment)] = \
                     f"not graded: its folder could not be read ({type(error).__name__})"
                 continue

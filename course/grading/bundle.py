@@ -64,9 +64,13 @@ def unpack(bundle, folder: Path | str, limit: int) -> None:
         if type(target) is not bytes or b"\0" in target:
             raise BundleError("a link's target is bytes")
         path = os.path.join(root, _safe_name(name))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        _refuse_links_above(root, path)
-        os.symlink(target, path)
+        _refuse_links_above(root, path)     # before anything is made: a folder "under" a link would be made there
+        if not os.path.isdir(os.path.dirname(path)):
+            raise BundleError(f"a link in a folder the bundle does not hold: {name!r:.80}")
+        try:
+            os.symlink(target, path)
+        except FileExistsError:
+            raise BundleError(f"a link where the bundle has something else: {name!r:.80}") from None
 
 
 def _safe_name(name) -> bytes:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from course.grading.bundle import BundleError, pack, unpack
 from course.grading.contract import FailureKind, GradeResult, GradingStopped, Job
+from course.grading.inert import terminal
 
 MiB = 1 << 20
 JOB_LIMIT = 256 * MiB           # what one job's files may hold on their way to a worker
@@ -35,6 +37,8 @@ SETTINGS = "pyproject.toml"
 STOP = "stop"                   # pool.STOP: on_result's answer to start no more jobs
 CONNECT_TIMEOUT = 30            # seconds to reach the scheduler
 POLL = 0.25                     # seconds between looks at what finished
+MAX_REFUSALS = 3                # a job refused by this many workers (no sandbox there) is not graded this run
+NO_WORKERS = 120                # seconds with no worker in the cluster before the run stops
 
 
 class Cluster:
@@ -56,33 +60,68 @@ class Cluster:
         self.refused: dict[str, str] = {}
 
     def run(self, jobs: list[Job], hard_limit: float, on_start=None, on_result=None) -> None:
-        """See `contract.Executor.run`. Every job is queued on the scheduler at once; the scheduler hands them
-        to workers as their threads free up (on_start is called as a job is queued)."""
+        """See `contract.Executor.run`. Jobs are queued on the scheduler a few more than the workers have threads
+        (a class's files are never all in memory at once); the scheduler hands them to workers as their threads
+        free up, a worker that joins included (on_start is called as a job is queued)."""
         pending, running = deque((job, True) for job in jobs), {}     # (job, announce it to on_start)
+        refusals: dict[int, int] = {}
+        idle_since = None
+
+        def filed(job, result) -> bool:
+            verdict = on_result(job, result) if on_result else None
+            if verdict == STOP:
+                pending.clear()
+                for other in running:
+                    other.cancel()
+                return True
+            if verdict:
+                pending.append((job, True))
+            return False
+
         while pending or running:
-            while pending:
+            while pending and len(running) < self._in_flight():
                 job, announce = pending.popleft()
-                running[self._submit(job, hard_limit)] = job
                 if on_start and announce:
                     on_start(job)
+                try:
+                    running[self._submit(job, hard_limit)] = job
+                except (BundleError, OSError, RecursionError) as error:     # this submission's files, not the run's
+                    if filed(job, GradeResult.failed(job, FailureKind.GRADER_ERROR,
+                                                     f"its files could not be sent to the cluster "
+                                                     f"({type(error).__name__}: {str(error)[:200]})")):
+                        return
             done = [future for future in running if future.done()]
             if not done:
                 self._stop_if_scheduler_lost()
+                idle_since = self._stop_if_no_workers(idle_since)
                 time.sleep(POLL)
             for future in done:
                 job = running.pop(future)
                 result = self._result(future, job)
                 if result is None:          # its worker refused it (no sandbox there): another one grades it
-                    pending.append((job, False))
-                    continue
-                verdict = on_result(job, result) if on_result else None
-                if verdict == STOP:
-                    pending.clear()
-                    for other in running:
-                        other.cancel()
+                    refusals[id(job)] = refusals.get(id(job), 0) + 1
+                    if refusals[id(job)] <= MAX_REFUSALS:
+                        pending.append((job, False))
+                        continue
+                    result = GradeResult.failed(job, FailureKind.WORKER_LOST,
+                                                f"refused by {MAX_REFUSALS} cluster workers (no sandbox there)")
+                if filed(job, result):
                     return
-                if verdict:
-                    pending.append((job, True))
+
+    def _in_flight(self) -> int:
+        """How many jobs to keep queued: twice the cluster's threads, and a few more."""
+        workers = self.client.scheduler_info(n_workers=-1).get("workers", {}).values()
+        return 2 * sum(w.get("nthreads", 1) for w in workers) + 4
+
+    def _stop_if_no_workers(self, idle_since: float | None) -> float | None:
+        """GradingStopped once the cluster has had no worker for NO_WORKERS seconds; when that began, or None."""
+        if self.client.scheduler_info(n_workers=-1).get("workers"):
+            return None
+        now = time.monotonic()
+        if idle_since is not None and now - idle_since > NO_WORKERS:
+            raise GradingStopped(f"the cluster at {self.where} has had no worker for {NO_WORKERS} s: what finished "
+                                 f"is recorded; start workers, and the next run grades what is left")
+        return idle_since or now
 
     def sandbox(self, limits, allow_unsandboxed: bool):
         """The sandbox the workers are asked for, and why it may not be one: each worker makes its own with these
@@ -124,12 +163,19 @@ class Cluster:
         finally:
             future.release()
         if type(sent) is dict and set(sent) == {"refused", "worker"} and type(sent["refused"]) is str:
-            # The worker names itself: where a result is held moves when a worker retires (who_has).
-            self._retire(str(sent["worker"]), sent["refused"])
-            return None
+            # The worker names itself (where a result is held moves when a worker retires): a refusal is believed
+            # from a worker already retired, or from the one holding it; one naming another is refused.
+            named = str(sent["worker"])
+            if named in self.refused:
+                return None
+            if named in worker.split(", "):
+                self._retire(named, sent["refused"])
+                return None
+            return GradeResult.failed(job, FailureKind.BAD_RESULT, f"the cluster worker {worker} refused the job "
+                                                                   f"in another worker's name: refused")
         try:
             return received(sent, job)
-        except (BundleError, ValueError, TypeError, KeyError) as error:
+        except (BundleError, ValueError, TypeError, KeyError, OSError) as error:
             return GradeResult.failed(job, FailureKind.BAD_RESULT,
                                       f"the cluster worker {worker} sent back what is not this job's result "
                                       f"({type(error).__name__}: {str(error)[:200]}): refused")
@@ -145,7 +191,8 @@ class Cluster:
         """Take a worker whose sandbox cannot start out of the cluster, once, and name it."""
         if worker not in self.refused:
             self.refused[worker] = why
-            self.say(f"cluster worker {worker} cannot grade (no sandbox there: {why}): retired from the cluster")
+            self.say(terminal(f"cluster worker {worker} cannot grade (no sandbox there: {why}): retired from the "
+                              f"cluster"))
             try:
                 self.client.retire_workers(workers=[worker], close_workers=True)
             except Exception:  # noqa: BLE001 - it may be gone already
@@ -170,10 +217,34 @@ def job_bundle(job: Job) -> dict:
               for folder in job.config_dirs]
     return {"job": {"assignment": job.assignment, "student": job.student, "sandbox_json": job.sandbox_json,
                     "feedback": job.feedback},
-            "submission": pack(job.submission, JOB_LIMIT), "source": pack(job.source, JOB_LIMIT),
+            "submission": handed_in(job), "source": pack(job.source, JOB_LIMIT),
             "template_db": Path(job.template_db).read_bytes(), "config": config,
             # The checkout's settings beside its source/ (the release's placeholders are filled from them).
             "settings": (Path(job.source).parents[1] / SETTINGS).read_bytes()}
+
+
+def handed_in(job: Job) -> dict:
+    """What grading reads of a submission (`scratch.prepare`): its notebooks and timestamp, the regular files among
+    them as bytes, and how many other entries its folder holds (counted there, never read): a class's other files
+    never travel. BundleError past JOB_LIMIT; OSError or RecursionError for a folder that cannot be walked."""
+    from course.grading.scratch import TIMESTAMP_BYTES, TIMESTAMP_FILE, handed_in_entries, notebook_names
+
+    files, size = {}, 0
+    for name in [f"{n}.ipynb" for n in notebook_names(job.template_db, job.assignment)] + [TIMESTAMP_FILE]:
+        path = Path(job.submission) / name
+        try:
+            info = path.lstat()
+            if not stat.S_ISREG(info.st_mode) or (name == TIMESTAMP_FILE and info.st_size > TIMESTAMP_BYTES):
+                continue                # left out there too: counted below
+            size += info.st_size
+            if size > JOB_LIMIT:
+                raise BundleError(f"its notebooks hold more than {JOB_LIMIT >> 20} MiB")
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            with open(fd, "rb") as f:
+                files[name] = f.read(JOB_LIMIT + 1)
+        except (FileNotFoundError, PermissionError):
+            continue                    # missing or unreadable: as if not handed in, and counted if there
+    return {"files": files, "others": max(0, handed_in_entries(Path(job.submission)) - len(files))}
 
 
 def received(sent, job: Job) -> GradeResult:
@@ -184,6 +255,9 @@ def received(sent, job: Job) -> GradeResult:
     result = GradeResult.from_json(sent["result"])
     if (result.assignment, result.student) != (job.assignment, job.student):
         raise ValueError(f"a result for another submission ({result.assignment!r:.60}, {result.student!r:.60})")
+    if result.record is not None:
+        from course.grading.gradebooks import check_result
+        check_result(f"sqlite:///{job.template_db}", job.assignment, result.record)
     scratch = Path(job.scratch)
     scratch.mkdir(parents=True, exist_ok=True)
     folders = {}
@@ -234,7 +308,12 @@ def _job_here(sent: dict, root: Path, sandbox) -> Job:
     source = root / "course" / "source" / sent["job"]["assignment"]     # a checkout's layout, as on the TA's side
     for folder in (root / "submission", source, root / "scratch"):
         folder.mkdir(parents=True)
-    unpack(sent["submission"], root / "submission", JOB_LIMIT)
+    for name, content in sent["submission"]["files"].items():
+        (root / "submission" / Path(name).name).write_bytes(content)
+    left_out = root / "submission" / ".left-out"       # stand-ins, so that the worker counts what was left out
+    for i in range(sent["submission"]["others"]):
+        left_out.mkdir(exist_ok=True)
+        (left_out / str(i)).touch()
     unpack(sent["source"], source, JOB_LIMIT)
     (root / "course" / SETTINGS).write_bytes(sent["settings"])
     (root / "template.db").write_bytes(sent["template_db"])

@@ -132,6 +132,37 @@ def zero_result(db_url: str, assignment: str) -> dict:
     return {"timestamp": None, "notebooks": notebooks}
 
 
+def check_result(db_url: str, assignment: str, result) -> None:
+    """ValueError unless `result` is an `autograde_result` of `assignment` as defined in the gradebook at `db_url`:
+    its notebooks, cells and comments the assignment's, each score a number from 0 to its cell's maximum (or none),
+    a timestamp nbgrader could have written (what a cluster's worker sends back is checked so before it is merged)."""
+    from datetime import datetime
+
+    def number(value, most):
+        return value is None or (type(value) in (int, float) and 0 <= value <= most)
+
+    if type(result) is not dict or set(result) != {"timestamp", "notebooks"} or type(result["notebooks"]) is not dict:
+        raise ValueError("not an autograde record")
+    if result["timestamp"] is not None:
+        datetime.fromisoformat(result["timestamp"])        # ValueError, or TypeError for a non-string
+    with Gradebook(db_url) as gb:
+        defined = {nb.name: nb for nb in gb.find_assignment(assignment).notebooks}
+        for name, nb in result["notebooks"].items():
+            if name not in defined or type(nb) is not dict or \
+                    set(nb) != {"late_submission_penalty", "grades", "comments"}:
+                raise ValueError(f"a notebook the assignment does not have, or not a notebook's record: {name!r:.60}")
+            cells = {c.name: c.max_score for c in [*defined[name].grade_cells, *defined[name].task_cells]}
+            commented = {c.name for c in [*defined[name].solution_cells, *defined[name].task_cells]}
+            for cell, value in nb["grades"].items():
+                if cell not in cells or type(value) is not list or len(value) != 2 or not number(value[0], cells[cell]):
+                    raise ValueError(f"{name}: a grade outside the assignment's cells or their points: {cell!r:.60}")
+            if not set(nb["comments"]) <= commented or not all(
+                    c is None or type(c) is str for c in nb["comments"].values()):
+                raise ValueError(f"{name}: a comment on a cell that takes none")
+            if not number(nb["late_submission_penalty"], float("inf")):
+                raise ValueError(f"{name}: a late penalty that is not a number")
+
+
 def merge_autograde(db_url: str, assignment: str, student: str, result: dict) -> bool:
     """Record `result` (from `autograde_result` or `zero_result`) in the gradebook at `db_url`, in one session;
     whether a grader had already scored any of its cells by hand (its feedback then comes from this gradebook).

@@ -20,13 +20,20 @@ def register(course: Course, assignment: str, scratch: Path, db_url: str, config
     from course.grading.nbgrader_settings import pointed_at
     from course.notebook.nbgrader_runs import NbgraderError, scratch_course
 
+    import time
+
     scratch_course(course, [assignment], scratch)     # source/ with the course's placeholders filled in
     config = pointed_at(config, scratch, db_url)
-    result = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config).generate_assignment(
-        assignment, force=True, create=True)
-    if not result["success"]:
-        raise NbgraderError(f"nbgrader generate_assignment {assignment} failed:\n{result.get('log', '')}"
-                            f"{result.get('error', '')}")
+    for attempt in range(3):
+        result = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config).generate_assignment(
+            assignment, force=True, create=True)
+        if result["success"]:
+            return
+        # Another run (a second section into a shared gradebook) may be registering the same assignment at the
+        # same moment, and one of the two is refused: a later try finds its definitions and updates them.
+        time.sleep(1 + attempt)
+    raise NbgraderError(f"nbgrader generate_assignment {assignment} failed:\n{result.get('log', '')}"
+                        f"{result.get('error', '')}")
 
 
 def max_notebooks(templates: dict[str, Path]) -> int:

@@ -189,10 +189,15 @@ def prepare(job: Job, scratch: Path) -> tuple[int, list[Problem]]:
             problems.append(timestamp_left_out())
         if name.endswith(".ipynb"):
             problems += sanitize(submitted / name)
+    return max(0, handed_in_entries(Path(job.submission)) - copied), problems
+
+
+def handed_in_entries(submission: Path) -> int:
+    """How many files (and links to folders) a submission's folder holds, at any depth: counted, never read."""
     entries = 0
-    for folder, dirs, files in os.walk(job.submission, followlinks=False):     # counted, never read
+    for folder, dirs, files in os.walk(submission, followlinks=False):
         entries += len(files) + sum(1 for d in dirs if os.path.islink(os.path.join(folder, d)))
-    return max(0, entries - copied), problems
+    return entries
 
 
 TIMESTAMP_FILE = "timestamp.txt"    # nbgrader's CourseDirectory.timestamp_file: the late penalty reads it
