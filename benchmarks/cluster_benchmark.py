@@ -104,15 +104,20 @@ def main() -> int:
                                   scheduler_file, "--no-dashboard"], "scheduler"))
         while not Path(scheduler_file).exists():
             time.sleep(0.2)
-        for workers in (1, 2):
-            while len(procs) - 1 < workers:
-                procs.append(start(work, ["worker", "--scheduler-file", scheduler_file, "--nthreads", "1",
-                                          "--no-dashboard", "--name", f"w{len(procs)}"], f"w{len(procs)}"))
+        for workers in (1, 2):      # fresh workers each time: a worker shares its machine's cores as it finds them
+            started_workers = [start(work, ["worker", "--scheduler-file", scheduler_file, "--nthreads", "1",
+                                            "--no-dashboard", "--name", f"w{workers}-{i}"], f"w{workers}-{i}")
+                               for i in range(workers)]
+            procs += started_workers
             folder = work / f"cluster{workers}"
             shutil.copytree(base, folder)
             started = time.perf_counter()
             run = on_cluster(course, folder, assignments, scheduler_file, workers)
             runs[f"cluster, {workers} worker(s)"] = (time.perf_counter() - started, run, folder)
+            if workers == 1:
+                for proc in started_workers:
+                    stop(proc)
+                time.sleep(2)
         cost = scheduling_cost(scheduler_file)
     finally:
         for proc in procs:

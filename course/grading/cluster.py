@@ -358,8 +358,7 @@ class _OnePool:
     def __init__(self):
         from course.grading.pool import Pool
 
-        threads = max(1, (os.cpu_count() or 1) // _worker_threads())
-        self.pool = Pool(1, threads)
+        self.pool = Pool(1, _threads_per_kernel())
 
     def grade(self, job: Job, hard_limit: float) -> GradeResult:
         results = []
@@ -373,12 +372,19 @@ def _pool() -> _OnePool:
     return _local.pool
 
 
-def _worker_threads() -> int:
+def _threads_per_kernel() -> int:
+    """This machine's cores shared among the grading threads of every worker of the cluster on it (as it is at this
+    worker's first job), as the local pool shares them among its processes: two workers of one thread each on a
+    2-core machine give each kernel one core, not two each."""
     try:
-        from distributed import get_worker
-        return max(1, get_worker().state.nthreads)
-    except (ImportError, ValueError, AttributeError):
-        return 1
+        from distributed import get_client, get_worker
+
+        me = get_worker()
+        workers = get_client().scheduler_info(n_workers=-1)["workers"].values()
+        here = sum(w.get("nthreads", 1) for w in workers if w.get("host") == me.ip) or me.state.nthreads
+    except (ImportError, ValueError, AttributeError, KeyError, OSError):
+        here = 1
+    return max(1, (os.cpu_count() or 1) // max(1, here))
 
 
 def wait_for_workers(cluster: Cluster, count: int, timeout: float) -> None:
