@@ -143,6 +143,7 @@ def _installed_problems(course: Course, version: str) -> list[str]:
         problems.append(f"the 'python3' kernel runs {kernel}, not this venv's {sys.executable}")
     for pin in _pins(course):
         name, _, want = pin.partition("==")
+        name = name.split("[")[0]       # psycopg[binary]: the distribution is psycopg, its extra installed beside
         try:
             have = installed(name)
         except PackageNotFoundError:
