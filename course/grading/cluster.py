@@ -28,13 +28,13 @@ from pathlib import Path
 from course.grading.bundle import BundleError, pack, unpack
 from course.grading.contract import FailureKind, GradeResult, GradingStopped, Job
 from course.grading.inert import terminal
+from course.grading.pool import STOP
+from course.grading.sandbox.policy import MiB
 
-MiB = 1 << 20
 JOB_LIMIT = 256 * MiB           # what one job's files may hold on their way to a worker
 RESULT_LIMIT = 256 * MiB        # what one result's folders may hold on their way back
 CONFIG_NAMES = ("nbgrader_config.py", "nbgrader_config.json")
 SETTINGS = "pyproject.toml"
-STOP = "stop"                   # pool.STOP: on_result's answer to start no more jobs
 CONNECT_TIMEOUT = 30            # seconds to reach the scheduler
 POLL = 0.25                     # seconds between looks at what finished
 MAX_REFUSALS = 3                # a job refused by this many workers (no sandbox there) is not graded this run
