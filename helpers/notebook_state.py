@@ -9,6 +9,8 @@ comes back as data; run anywhere else (a student's own kernel), it simply runs.
 
 import functools
 
+from helpers.records import check_unchanged
+
 # Set by course grade while it runs a test outside the notebook: ask(probe, args, kwargs).
 ask = None
 # Set by course grade at the same time: a one-way pipe out of the notebook's sandbox to where the test runs
@@ -18,12 +20,17 @@ listener = None
 
 
 def asks_notebook(probe):
-    """Mark `probe` (a function of helpers, taking and returning data) as asking the notebook's process."""
+    """Mark `probe` (a function of helpers, taking and returning data) as asking the notebook's process. Where it
+    runs, it fails (helpers.records.ProbeChanged) if the course's probe classes, or the probes among its arguments,
+    were changed before it ran or while it ran (helpers/records.py)."""
 
     @functools.wraps(probe)
     def asking(*args, **kwargs):
         if ask is not None:
             return ask(asking, args, kwargs)
-        return probe(*args, **kwargs)
+        check_unchanged(args)
+        result = probe(*args, **kwargs)
+        check_unchanged(args)
+        return result
 
     return asking

@@ -12,7 +12,7 @@ from torch import nn
 from torch.nn.modules import module as _registry
 
 from .notebook_state import asks_notebook
-from .records import Record, SharesRecords, note, recorded
+from .records import Record, SharesRecords, grad_enabled, note, recorded
 
 
 def forward_hooks_on(model: nn.Module) -> int:
@@ -20,10 +20,22 @@ def forward_hooks_on(model: nn.Module) -> int:
     return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
 
 
+# torch's registries of global forward hooks and pre-hooks, as they were when this module loaded.
+_REGISTRIES = (_registry._global_forward_hooks, _registry._global_forward_pre_hooks)
+
+
+def _global_hooks_now() -> int:
+    """How many global forward hooks and pre-hooks are attached: counted with dict's own `len` in torch's registries
+    and in anything put in their place since (modules call the hooks of whatever is there; a registry that hides
+    its size, issue 38's fifth red team, is counted all the same; one that is not a dict counts as one hook)."""
+    now = {id(r): r for r in (*_REGISTRIES, _registry._global_forward_hooks, _registry._global_forward_pre_hooks)}
+    return sum(dict.__len__(r) if isinstance(r, dict) else 1 for r in now.values())
+
+
 @asks_notebook
 def global_forward_hooks() -> int:
     """How many global forward hooks and pre-hooks (`register_module_forward_hook`) are attached."""
-    return len(_registry._global_forward_hooks) + len(_registry._global_forward_pre_hooks)
+    return _global_hooks_now()
 
 
 class GradRecorder(SharesRecords, nn.Module):
@@ -37,7 +49,7 @@ class GradRecorder(SharesRecords, nn.Module):
         self.inner = inner
 
     def forward(self, x):
-        note(self, "seen", torch.is_grad_enabled())
+        note(self, "seen", grad_enabled())
         return self.inner(x)
 
 
@@ -53,7 +65,7 @@ class SeesGlobalHooks(SharesRecords, nn.Module):
         self.inner = inner
 
     def forward(self, x):
-        note(self, "seen", len(_registry._global_forward_hooks) + len(_registry._global_forward_pre_hooks))
+        note(self, "seen", _global_hooks_now())
         return self.inner(x)
 
 

@@ -12,7 +12,7 @@ The probes' records are kept apart from them (helpers/records.py): code handed a
 never set or change it.
 
 `without_broadcast_shapes(broadcast_shape, a, b)`: the answer run, where the notebook runs, with
-`torch.broadcast_shapes` refused (the task forbids calling it).
+`torch.broadcast_shapes` and numpy's refused (the task forbids calling them).
 """
 
 
@@ -21,7 +21,7 @@ from torch import nn
 
 from helpers.notebook_state import asks_notebook
 from helpers.patching import replaced
-from helpers.records import Record, SharesRecords, note, recorded
+from helpers.records import Record, SharesRecords, grad_enabled, note, recorded
 
 
 def _distinct(records: list) -> list:
@@ -91,7 +91,7 @@ class GradModeProbe(SharesRecords, nn.Module):
         self.linear = nn.Linear(4, 2)
 
     def forward(self, x):
-        note(self, "seen", torch.is_grad_enabled())
+        note(self, "seen", grad_enabled())
         return self.linear(x)
 
 
@@ -104,13 +104,17 @@ def grad_mode_in_forward(fn, model, *args):
 
 
 def _forbidden_broadcast_shapes(original, *shapes):
-    raise AssertionError("broadcast_shape called torch.broadcast_shapes: the task forbids it (work the rule out "
-                         "yourself; use torch.broadcast_shapes only to check your answer)")
+    raise AssertionError("broadcast_shape called torch.broadcast_shapes (or numpy's): the task forbids it (work the "
+                         "rule out yourself; use torch.broadcast_shapes only to check your answer)")
 
 
 @asks_notebook
 def without_broadcast_shapes(fn, *args):
-    """`fn(*args)` with `torch.broadcast_shapes` raising an AssertionError that says the task forbids calling it,
-    under any name (`from torch import broadcast_shapes` too: helpers/patching.py); run where the notebook runs."""
-    with replaced(torch.broadcast_shapes, _forbidden_broadcast_shapes):
+    """`fn(*args)` with `torch.broadcast_shapes` and `numpy.broadcast_shapes` (the same rule, issue 38's fifth red
+    team) raising an AssertionError that says the task forbids calling them, under any name (`from torch import
+    broadcast_shapes` too: helpers/patching.py); run where the notebook runs."""
+    import numpy
+
+    with replaced(torch.broadcast_shapes, _forbidden_broadcast_shapes), \
+            replaced(numpy.broadcast_shapes, _forbidden_broadcast_shapes):
         return fn(*args)

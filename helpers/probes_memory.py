@@ -23,6 +23,7 @@ the helpers that run that code return them as data, read from the probe they han
   missing: a model emptied by the code under test fails), each with its dtype and (within `atol`) values.
 """
 
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -30,7 +31,7 @@ from torch import nn
 
 from helpers.checks import check_close, check_dtype, check_equal
 from helpers.notebook_state import asks_notebook
-from helpers.records import Record, SharesRecords, note, recorded
+from helpers.records import Probe, Record, SharesRecords, autocast_dtype, autocast_enabled, autocast_on, note, recorded
 
 
 class AutocastProbe(SharesRecords, nn.Module):
@@ -45,7 +46,7 @@ class AutocastProbe(SharesRecords, nn.Module):
 
     def forward(self, x):
         kind = x.device.type
-        note(self, "seen", (torch.is_autocast_enabled(kind), torch.get_autocast_dtype(kind)))
+        note(self, "seen", (autocast_enabled(kind), autocast_dtype(kind)))
         return self.net(x)
 
 
@@ -73,14 +74,14 @@ class StepProbe(SharesRecords, nn.Module):
 
     def forward(self, x):
         kind = x.device.type
-        note(self, "seen", (torch.is_autocast_enabled(kind), torch.get_autocast_dtype(kind)))
+        note(self, "seen", (autocast_enabled(kind), autocast_dtype(kind)))
         out = self.net(x)
         if out.requires_grad:
-            out.register_hook(self._backward_reaches_output)
+            out.register_hook(functools.partial(StepProbe._backward_reaches_output, self))
         return out
 
     def _backward_reaches_output(self, grad):
-        note(self, "backward_autocast", any(torch.is_autocast_enabled(kind) for kind in ("cpu", "cuda")))
+        note(self, "backward_autocast", autocast_on())
 
 
 def step_batch(seed: int = 0, batch_size: int = 512):
@@ -113,7 +114,7 @@ def step_on_pretend_gpu(fn, use_autocast, held: int = 0, old_peak: int = 0, seed
     return result, StepRecord(seen=recorded(model, "seen"), backward_autocast=recorded(model, "backward_autocast"))
 
 
-class ScaleBy1024:
+class ScaleBy1024(Probe):
     """An enabled GradScaler with a fixed scale of 1024 that records what it is asked to do. Its records are kept
     apart from it (helpers/records.py: the step under test is handed the scaler)."""
 
@@ -125,7 +126,7 @@ class ScaleBy1024:
         self._unscaled = False
 
     def _note_autocast(self, what: str) -> None:
-        if any(torch.is_autocast_enabled(kind) for kind in ("cpu", "cuda")):
+        if autocast_on():
             note(self, "inside_autocast", what)
 
     def is_enabled(self):
@@ -138,15 +139,15 @@ class ScaleBy1024:
         note(self, "calls", "scale")
         scaled = loss * self.SCALE
         if scaled.requires_grad:      # backward starts at the scaled loss: note where it runs
-            scaled.register_hook(self._backward_starts)
+            scaled.register_hook(functools.partial(ScaleBy1024._backward_starts, self))
         return scaled
 
     def _backward_starts(self, grad):
-        self._note_autocast("backward")
+        ScaleBy1024._note_autocast(self, "backward")
 
     def unscale_(self, optimizer):
         note(self, "calls", "unscale_")
-        self._unscale(optimizer)
+        ScaleBy1024._unscale(self, optimizer)
 
     def _unscale(self, optimizer):
         if not self._unscaled:   # once per step, as GradScaler does
@@ -158,13 +159,13 @@ class ScaleBy1024:
 
     def step(self, optimizer, *args, **kwargs):
         note(self, "calls", "step")
-        self._note_autocast("step")
-        self._unscale(optimizer)
+        ScaleBy1024._note_autocast(self, "step")
+        ScaleBy1024._unscale(self, optimizer)
         return optimizer.step(*args, **kwargs)
 
     def update(self, new_scale=None):
         note(self, "calls", "update")
-        self._note_autocast("update")
+        ScaleBy1024._note_autocast(self, "update")
         self._unscaled = False
 
 

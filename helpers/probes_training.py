@@ -20,12 +20,12 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
-from torch.overrides import TorchFunctionMode
 from torch.utils import _pytree as pytree
+from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.data import TensorDataset
 
 from helpers.notebook_state import asks_notebook
-from helpers.records import Record, SharesRecords, note, recorded, share
+from helpers.records import Probe, Record, SharesRecords, grad_enabled, note, recorded, share
 
 
 class UnmovedBatch(torch.Tensor):
@@ -52,7 +52,7 @@ class UnmovedBatch(torch.Tensor):
         return torch.Tensor.to(self.as_subclass(torch.Tensor), *args, **kwargs)
 
 
-class ProbeLoader:
+class ProbeLoader(Probe):
     """What a loop uses of a `DataLoader`: iteration over `(x, y)` batches in order, `len()` (the
     number of batches), `.dataset` and `.batch_size`. Every batch it yields is an `UnmovedBatch`;
     `unmoved()` names those whose `.to()` was never called. Its records (the batches yielded, and which were
@@ -127,7 +127,7 @@ class LoopProbe(SharesRecords, nn.Module):
         return sum(node() is not None for node in self._graphs)
 
     def forward(self, x):
-        note(self, "calls", Call(not isinstance(x, UnmovedBatch), self.training, torch.is_grad_enabled()))
+        note(self, "calls", Call(not isinstance(x, UnmovedBatch), self.training, grad_enabled()))
         note(self, "graphs_held", self.losses_alive)
         return self.inner(x.as_subclass(torch.Tensor))
 
@@ -244,25 +244,28 @@ class SavedActivations:
         return self._hooks.__exit__(*exc)
 
 
-class _GraphOps(TorchFunctionMode):
-    """Counts the torch operations whose result joins an autograd graph (a tensor with a `grad_fn`): each one
-    keeps what its backward needs. Reading an attribute (`.data`, `.shape`) or copying a leaf makes none."""
+class _GraphOps(TorchDispatchMode):
+    """Counts the torch operations that run with autograd recording and an input that requires grad: each one joins
+    an autograd graph and keeps what its backward needs. Counted below autograd, where torch dispatches each operation
+    to its kernel: code that switches torch-function modes off (`torch._C.DisableTorchFunction()`, issue 38's fifth
+    red team) is counted all the same; whether autograd records is read through `grad_enabled`
+    (helpers/records.py)."""
 
     def __init__(self):
         super().__init__()
         self.count = 0
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if any(isinstance(t, torch.Tensor) and t.grad_fn is not None for t in pytree.tree_leaves(out)):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad
+                                  for t in pytree.tree_leaves((args, kwargs))):
             self.count += 1
-        return out
+        return func(*args, **(kwargs or {}))
 
 
 @asks_notebook
 def graph_ops_during(fn, *args) -> int:
     """How many torch operations built autograd graph while `fn(*args)` ran, counted where it runs (in the
-    notebook's process, see helpers/notebook_state.py): 0 under `torch.no_grad()`.
+    notebook's process, see helpers/notebook_state.py): 0 under `torch.no_grad()` or `torch.inference_mode()`.
 
     Read from torch's own dispatch of each operation (a mode on its stack), not from `saved_tensors_hooks`:
     hooks nest, and a function's own hooks inside would hide what it saved.
@@ -286,7 +289,7 @@ class _Held:
         self.meter._add(-self.num_bytes)
 
 
-class RecordingSGD(torch.optim.SGD):
+class RecordingSGD(Probe, torch.optim.SGD):
     """Plain SGD that records, at each `step()`, the gradient it is about to apply: in `gradients`, one list
     of floats per step (every parameter's `.grad`, flattened, in order; zeros for a missing one). A test can
     then tell a step that used its own batch's gradient from one that used the sum of several (no
@@ -306,6 +309,11 @@ class RecordingSGD(torch.optim.SGD):
                 flat += (p.grad if p.grad is not None else torch.zeros_like(p)).detach().flatten().tolist()
         note(self, "gradients", flat)
         return super().step(closure)
+
+    # torch wraps an optimizer class's `step` for its profiler when the first one is made, by setting it on the
+    # class; this class is Sealed (helpers/records.py), so it is wrapped here, as torch would, once.
+    step = torch.optim.Optimizer.profile_hook_step(step)
+    step.hooked = True
 
 
 @dataclass(frozen=True)

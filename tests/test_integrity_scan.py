@@ -29,8 +29,17 @@ FLAGGED = [
     ("def _off(owner):\n    setattr(owner, 'is_grad_enabled', lambda: False)", "setattr on owner, an argument of _off"),
     ("def _on(owner):\n    delattr(owner, 'is_grad_enabled')", "delattr on owner, an argument of _on"),
     ("import copy\nsetattr(copy, 'deepcopy', lambda x, memo=None: x)", "setattr on copy"),
-    ("with torch._C.DisableTorchFunction():\n    out = model(x)", "switches off torch's function overrides"),
-    ("from torch._C import DisableTorchFunctionSubclass as off", "switches off torch's function overrides"),
+    ("with torch._C.DisableTorchFunction():\n    out = model(x)", "switches off torch's function or dispatch"),
+    ("from torch._C import DisableTorchFunctionSubclass as off", "switches off torch's function or dispatch"),
+    # Issue 38, after its fifth red team: the probes refuse these forms at run time (helpers/records.py), and the ways
+    # past the refusal are named here; the graph counter is a TorchDispatchMode, and what switches that off too.
+    ("with torch._C._DisableTorchDispatch():\n    out = model(x)", "switches off torch's function or dispatch"),
+    ("from torch.utils._python_dispatch import _disable_current_modes", "switches off torch's function or dispatch"),
+    ("object.__setattr__(scaler, 'step', fake)", "sets an attribute past its object's own rules (object.__setattr__)"),
+    ("type.__setattr__(type(loader), '__iter__', plain)", "sets an attribute past its object's own rules"),
+    ("vars(model)['forward'] = quiet", "changes the attributes of model through its __dict__"),
+    ("model.__dict__['forward'] = quiet", "changes the attributes of model through its __dict__"),
+    ("scaler.__dict__.update(step=fake)", "changes the attributes of scaler through its __dict__"),
     ("scaler._note_autocast = lambda what: None", "changes a private attribute of scaler (._note_autocast)"),
     ("model._backward_reaches_output = quiet", "changes a private attribute of model (._backward_reaches_output)"),
     ("del scaler._note_autocast", "changes a private attribute of scaler (._note_autocast)"),
@@ -136,6 +145,9 @@ QUIET = [
     "with torch.no_grad():\n    out = model(x)",
     "class Probe:\n    def __init__(self):\n        self._calls = 0",   # its own private attribute
     "model.fc = nn.Linear(4, 2)",                               # a public attribute of the model
+    "class Config:\n    def __init__(self, **kw):\n        self.__dict__.update(kw)",   # its own attributes
+    "class Tracked:\n    def __setattr__(self, k, v):\n        super().__setattr__(k, v)",
+    "state = dict(vars(model))",                                # reads them
 ]
 
 

@@ -68,8 +68,13 @@ _KERNEL_INTERNALS = {"session", "get_parent", "parent_header", "_parent_header",
                      "run_ast_nodes", "excepthook"}
 
 
-# torch's switches for its function overrides: inside them a TorchFunctionMode (a probe's counter) sees nothing.
-_OVERRIDE_SWITCHES = {"DisableTorchFunction", "DisableTorchFunctionSubclass"}
+# torch's switches for its function and dispatch overrides: inside them a TorchFunctionMode or a TorchDispatchMode (a
+# probe's counter) sees nothing.
+_OVERRIDE_SWITCHES = {"DisableTorchFunction", "DisableTorchFunctionSubclass", "_DisableTorchDispatch",
+                      "_disable_current_modes", "_pop_mode", "_pop_mode_temporarily", "_pop_torch_dispatch_stack",
+                      "_pop_torch_function_stack"}
+# Setting an attribute past the object's own rules (a probe refuses to have its methods replaced: helpers/records.py).
+_PAST_THE_RULES = {"__setattr__", "__delattr__"}
 
 
 # A cell larger than this is not parsed here (the scan runs in the TA's process): it is named instead.
@@ -115,6 +120,8 @@ def _reasons(tree: ast.Module) -> list[str]:
                     reasons.append(f"replaces the {target.attr} of {_dotted(target.value) or 'an object'}")
                 if isinstance(target, ast.Subscript) and _namespace_of(target.value, roots):
                     reasons.append(f"changes the namespace of {_namespace_of(target.value, roots)}")
+                elif isinstance(target, ast.Subscript) and _attribute_dict(target.value):
+                    reasons.append(f"changes the attributes of {_attribute_dict(target.value)} through its __dict__")
                 if isinstance(target, ast.Attribute) and _class_of(target.value, classes):
                     reasons.append(f"changes the class of {_class_of(target.value, classes)} (.{target.attr})")
                 if isinstance(target, ast.Attribute) and _private(target.attr) and _dotted(target.value) != "self":
@@ -143,6 +150,13 @@ def _reasons(tree: ast.Module) -> list[str]:
             if isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "setdefault", "__setitem__", "pop") \
                     and _namespace_of(node.func.value, roots):
                 reasons.append(f"changes the namespace of {_namespace_of(node.func.value, roots)}")
+            elif isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "setdefault", "__setitem__", "pop",
+                                                                             "__delitem__", "clear", "popitem") \
+                    and _attribute_dict(node.func.value):
+                reasons.append(f"changes the attributes of {_attribute_dict(node.func.value)} through its __dict__")
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _PAST_THE_RULES \
+                    and _dotted(node.func.value) not in ("super", "self"):
+                reasons.append(f"sets an attribute past its object's own rules ({_dotted(node.func) or node.func.attr})")
             if isinstance(node.func, ast.Attribute) and node.func.attr in _SUSPICIOUS_METHODS:
                 reasons.append(_SUSPICIOUS_METHODS[node.func.attr])
             if func in ("sys.modules.update", "sys.modules.pop", "sys.modules.setdefault", "sys.modules.__setitem__",
@@ -173,7 +187,7 @@ def _reasons(tree: ast.Module) -> list[str]:
         if isinstance(node, ast.Attribute) and node.attr in _OVERRIDE_SWITCHES \
                 or isinstance(node, ast.Name) and node.id in _OVERRIDE_SWITCHES \
                 or isinstance(node, ast.alias) and node.name.split(".")[-1] in _OVERRIDE_SWITCHES:
-            reasons.append("switches off torch's function overrides (DisableTorchFunction)")
+            reasons.append("switches off torch's function or dispatch overrides (DisableTorchFunction and the like)")
         if isinstance(node, ast.Name) and node.id == "__builtins__":
             reasons.append("uses __builtins__")
         elif isinstance(node, ast.Name) and node.id in _HISTORY and node.id not in own:
@@ -189,6 +203,16 @@ def _reasons(tree: ast.Module) -> list[str]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__class__":
             reasons.append("claims to be of another class (__class__)")
     return sorted(set(reasons))
+
+
+def _attribute_dict(node) -> str:
+    """The object whose attribute dict `node` is (`x.__dict__`, `vars(x)`), by name; empty if it is none or `self`
+    (a class of the student's setting its own attributes)."""
+    owner = node.value if isinstance(node, ast.Attribute) and node.attr == "__dict__" else \
+        node.args[0] if isinstance(node, ast.Call) and _dotted(node.func) == "vars" and node.args else None
+    if owner is None or _dotted(owner) == "self":
+        return ""
+    return _dotted(owner) or "an object"
 
 
 def _private(name: str) -> bool:
