@@ -86,8 +86,9 @@ def _main(argv: list[str] | None) -> int:
     p_compat.add_argument("--sample", type=int, default=None, metavar="N",
                           help="grade only the first N wrong answers of each exercise (default: all)")
 
-    sub.add_parser("gpu-check", help="on a CUDA machine: nbval with GPU paths, memory and speed report "
-                                     "(docs/gpu-report.md); without CUDA, says so and changes nothing")
+    p_gpu = sub.add_parser("gpu-check", help="on a CUDA machine: nbval with GPU paths, memory and speed report "
+                                             "(docs/gpu-report.md); without CUDA, says so and changes nothing")
+    p_gpu.add_argument("--logs", type=Path, default=None, metavar="DIR", help="keep each nbval run's output in DIR")
 
     args = parser.parse_args(argv)
     course = Course.find(args.root)
@@ -124,7 +125,7 @@ def _main(argv: list[str] | None) -> int:
         return compat(course, args.torch_version, assignments, args.sample)
     if args.command == "gpu-check":
         from course.tools.gpu_check import gpu_check
-        return gpu_check(course)
+        return gpu_check(course, logs=args.logs)
     if args.command == "build":
         from course.authoring.build import build
         build(course, assignments)

@@ -32,13 +32,20 @@ def test_command_line_exits_zero_on_a_cpu_machine():
 
 def test_report_renders_the_measured_figures():
     identity = {"gpu": "Test GPU", "memory_gib": 10.0, "gpu_count": 1, "driver": "1.0", "torch": "2.x", "cuda": "12"}
-    notebooks = [{"notebook": "01_tensors_devices", "passed": True, "summary": "28 passed", "seconds": 9.5}]
+    notebooks = [{"notebook": "01_tensors_devices",
+                  "runs": {"passed": True, "summary": "31 passed", "failed": [], "seconds": 9.5},
+                  "outputs": {"passed": False, "summary": "3 failed, 28 passed", "failed": ["Cell 2"], "seconds": 9.6}},
+                 {"notebook": "02_training_loop",
+                  "runs": {"passed": False, "summary": "1 failed, 29 passed", "failed": ["Cell 7"], "seconds": 12.0},
+                  "outputs": {"passed": False, "summary": "2 failed, 28 passed", "failed": [], "seconds": 12.1}}]
     memory = [{"mode": "float32", "peak_bytes": 100 * 2**20, "peak_above_start_bytes": 90 * 2**20, "step_ms": 2.0},
               {"mode": "float16 autocast", "peak_bytes": 55 * 2**20, "peak_above_start_bytes": 45 * 2**20,
                "step_ms": 1.0}]
     text = render_report(identity, notebooks, memory, None, "2026-01-01 00:00 UTC")
     assert "Test GPU" in text and "| float16 autocast | 55.00 MiB | 45.00 MiB | 0.55 | 1.00 ms |" in text
     assert "fewer than two GPUs" in text
+    assert "| 01_tensors_devices | yes (31 passed) | 3 failed, 28 passed | 9.5 s |" in text
+    assert "| 02_training_loop | NO (1 failed, 29 passed; failed: Cell 7) |" in text
 
 
 def test_committed_report_holds_no_unmeasured_figure():

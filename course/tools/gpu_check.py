@@ -28,18 +28,33 @@ def gpu_identity() -> dict:
             "driver": driver, "torch": torch.__version__, "cuda": torch.version.cuda}
 
 
-def nbval_on_gpu(course: Course, say) -> list[dict]:
-    """pytest --nbval on each reference notebook, with the GPU visible; pass/fail and run time."""
+# Two readings of each reference notebook: whether every cell runs on the GPU (nbval's lax mode fails a cell only
+# when it raises), and how many cells print other than the CPU run recorded in the notebook (devices, timings and
+# figures do, by design: a count to read beside the logs, not a failure).
+MODES = (("runs", "--nbval-lax"), ("outputs", "--nbval"))
+
+
+def nbval_on_gpu(course: Course, say, logs: Path | None = None) -> list[dict]:
+    """pytest in each of MODES on each reference notebook, with the GPU visible: pass/fail, failed cells, run time."""
     results = []
     for assignment in course.assignments():
         notebook = course.reference_notebook(assignment)
-        say(f"nbval on CUDA: {notebook.relative_to(course.root)} ...", flush=True)
-        start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "pytest", str(notebook), "-p", "no:xdist", "-p", "no:cacheprovider",
-                               "-o", "addopts=", "--nbval", "-q"], cwd=course.root, capture_output=True, text=True)
-        tail = (proc.stdout.strip().splitlines() or [""])[-1]
-        results.append({"notebook": assignment, "passed": proc.returncode == 0, "summary": tail,
-                        "seconds": time.perf_counter() - start})
+        row = {"notebook": assignment}
+        for mode, flag in MODES:
+            say(f"nbval on CUDA ({mode}): {notebook.relative_to(course.root)} ...", flush=True)
+            start = time.perf_counter()
+            proc = subprocess.run([sys.executable, "-m", "pytest", str(notebook), "-p", "no:xdist", "-p",
+                                   "no:cacheprovider", "-o", "addopts=", flag, "-q", "-rf"],
+                                  cwd=course.root, capture_output=True, text=True)
+            lines = proc.stdout.strip().splitlines()
+            row[mode] = {"passed": proc.returncode == 0, "summary": (lines or [""])[-1],
+                         "failed": [line.removeprefix("FAILED ").split(" - ")[0].split("::")[-1]
+                                    for line in lines if line.startswith("FAILED ")],
+                         "seconds": time.perf_counter() - start}
+            if logs is not None:
+                logs.mkdir(parents=True, exist_ok=True)
+                (logs / f"{assignment}-{mode}.log").write_text(proc.stdout + proc.stderr)
+        results.append(row)
     return results
 
 
@@ -113,11 +128,17 @@ def render_report(identity: dict, notebooks: list[dict], memory: list[dict], ncc
         "",
         "## Reference notebooks under nbval, GPU paths taken",
         "",
-        "| notebook | result | run time |",
-        "|---|---|---|",
+        "Every cell runs: nbval's lax mode (a cell fails only if it raises). Outputs as on the CPU: strict nbval against",
+        "the outputs recorded on the CPU; devices, timings and figures differ by design, so this is a count to read.",
+        "",
+        "| notebook | every cell runs | outputs as on the CPU | run time |",
+        "|---|---|---|---|",
     ]
-    lines += [f"| {r['notebook']} | {'pass' if r['passed'] else 'FAIL'} ({r['summary']}) | {r['seconds']:.1f} s |"
-              for r in notebooks]
+    for r in notebooks:
+        runs, outputs = r["runs"], r["outputs"]
+        failed = f"; failed: {', '.join(runs['failed'])}" if runs["failed"] else ""
+        lines.append(f"| {r['notebook']} | {'yes' if runs['passed'] else 'NO'} ({runs['summary']}{failed}) "
+                     f"| {outputs['summary']} | {runs['seconds']:.1f} s |")
     fp32 = next(r for r in memory if r["mode"] == "float32")
     lines += ["", "## Notebook 03's model and batch: one forward and backward pass", "",
               "| mode | max_memory_allocated | above what was allocated before | vs float32 | step time |",
@@ -136,7 +157,8 @@ def render_report(identity: dict, notebooks: list[dict], memory: list[dict], ncc
     return "\n".join(lines) + "\n"
 
 
-def gpu_check(course: Course, say=print) -> int:
+def gpu_check(course: Course, say=print, logs: Path | None = None) -> int:
+    """Measure on this machine's GPU and write REPORT; with `logs`, each nbval run's output is kept there too."""
     import torch
 
     if not torch.cuda.is_available():
@@ -144,7 +166,7 @@ def gpu_check(course: Course, say=print) -> int:
             f"and {REPORT} is left unchanged.")
         return 0
     identity = gpu_identity()
-    notebooks = nbval_on_gpu(course, say)
+    notebooks = nbval_on_gpu(course, say, logs)
     memory = memory_and_speed()
     nccl = nccl_all_reduce()
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -152,4 +174,4 @@ def gpu_check(course: Course, say=print) -> int:
     report.parent.mkdir(exist_ok=True)
     report.write_text(render_report(identity, notebooks, memory, nccl, when))
     say(f"course gpu-check: wrote {REPORT}")
-    return 0 if all(r["passed"] for r in notebooks) else 1
+    return 0 if all(r["runs"]["passed"] for r in notebooks) else 1
