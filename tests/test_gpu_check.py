@@ -42,7 +42,7 @@ def test_report_renders_the_measured_figures():
               {"mode": "float16 autocast", "peak_bytes": 55 * 2**20, "peak_above_start_bytes": 45 * 2**20,
                "step_ms": 1.0}]
     text = render_report(identity, notebooks, memory, None, "2026-01-01 00:00 UTC")
-    assert "Test GPU" in text and "| float16 autocast | 55.00 MiB | 45.00 MiB | 0.55 | 1.00 ms |" in text
+    assert "Test GPU" in text and "| float16 autocast | 45.00 MiB | 0.50 | 55.00 MiB | 1.00 ms |" in text
     assert "fewer than two GPUs" in text
     assert "| 01_tensors_devices | yes (31 passed) | 3 failed, 28 passed | 9.5 s |" in text
     assert "| 02_training_loop | NO (1 failed, 29 passed; failed: Cell 7) |" in text

@@ -70,13 +70,18 @@ def memory_and_speed(steps: int = 20) -> list[dict]:
     loss_fn = nn.CrossEntropyLoss()
     for label, dtype in (("float32", None), ("float16 autocast", torch.float16), ("bfloat16 autocast", torch.bfloat16)):
         model = memory_demo_model().cuda()
-        torch.cuda.synchronize()
-        before = torch.cuda.memory_allocated()
-        torch.cuda.reset_peak_memory_stats()   # the peak of one forward and backward pass
-        with torch.autocast("cuda", dtype=dtype or torch.float32, enabled=dtype is not None):
-            loss = loss_fn(model(x), y)
-        loss.backward()
-        peak = torch.cuda.max_memory_allocated()
+        for _ in range(2):   # a first pass, then the measured one
+            # The first pass of a mode also allocates what stays (cuBLAS's workspaces, made on a first matrix
+            # product through the same allocator): measured is the second, like with like in every mode.
+            model.zero_grad(set_to_none=True)
+            loss = None
+            torch.cuda.synchronize()
+            before = torch.cuda.memory_allocated()
+            torch.cuda.reset_peak_memory_stats()   # the peak of one forward and backward pass
+            with torch.autocast("cuda", dtype=dtype or torch.float32, enabled=dtype is not None):
+                loss = loss_fn(model(x), y)
+            loss.backward()
+            peak = torch.cuda.max_memory_allocated()
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
         scaler = torch.amp.GradScaler("cuda", enabled=dtype == torch.float16)
         autocast = torch.autocast("cuda", dtype=dtype or torch.float32, enabled=dtype is not None)
@@ -98,7 +103,9 @@ def memory_and_speed(steps: int = 20) -> list[dict]:
         torch.cuda.synchronize()
         rows.append({"mode": label, "peak_bytes": peak, "peak_above_start_bytes": peak - before,
                      "step_ms": 1000 * (time.perf_counter() - start) / steps})
-        model = optimizer = None     # freed before the next mode is measured
+        # freed before the next mode is measured: the loss too, whose graph (its AccumulateGrad nodes) holds the
+        # model's parameters and their gradients alive after backward
+        model = optimizer = loss = None
         torch.cuda.empty_cache()
     return rows
 
@@ -140,13 +147,13 @@ def render_report(identity: dict, notebooks: list[dict], memory: list[dict], ncc
         lines.append(f"| {r['notebook']} | {'yes' if runs['passed'] else 'NO'} ({runs['summary']}{failed}) "
                      f"| {outputs['summary']} | {runs['seconds']:.1f} s |")
     fp32 = next(r for r in memory if r["mode"] == "float32")
-    lines += ["", "## Notebook 03's model and batch: one forward and backward pass", "",
-              "| mode | max_memory_allocated | above what was allocated before | vs float32 | step time |",
+    lines += ["", "## Notebook 03's model and batch: one forward and backward pass (the second of its mode)", "",
+              "| mode | above what was allocated before | vs float32 | max_memory_allocated | step time |",
               "|---|---|---|---|---|"]
     for r in memory:
-        ratio = r["peak_bytes"] / fp32["peak_bytes"]
-        lines.append(f"| {r['mode']} | {r['peak_bytes'] / 2**20:.2f} MiB | {r['peak_above_start_bytes'] / 2**20:.2f} MiB "
-                     f"| {ratio:.2f} | {r['step_ms']:.2f} ms |")
+        ratio = r["peak_above_start_bytes"] / fp32["peak_above_start_bytes"]
+        lines.append(f"| {r['mode']} | {r['peak_above_start_bytes'] / 2**20:.2f} MiB | {ratio:.2f} "
+                     f"| {r['peak_bytes'] / 2**20:.2f} MiB | {r['step_ms']:.2f} ms |")
     lines += ["", "## Notebook 05: DDP with NCCL", ""]
     if nccl is None:
         lines.append("Not run: fewer than two GPUs on this machine (the notebook's gloo run on CPU covers the same code).")
