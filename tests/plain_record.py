@@ -1,15 +1,14 @@
 """Plain nbgrader's grades of the kept answers, recorded against everything they depend on.
 
-The suite grades every kept answer with plain `nbgrader autograde`: test_autograde.py checks that each wrong one
-loses points and each right one keeps them, test_verdicts.py and test_grade_batch.py that `course grade` gives
-the same scores cell by cell. Plain nbgrader's run of those 112 submissions was a quarter of the suite's time
-(769 s of the two workers' 2 x 1,456 s in `.ci/run` at faa5402, on the 2-core build machine), and what it
-gives depends only on its inputs: the instructor's notebook, the kept answers, the helpers the notebook
-imports, the course code that builds the submissions and configures nbgrader, and the Python and packages that
-run it. A run with COURSE_PLAIN_RECORD=1 writes what plain
-nbgrader gave into RECORDS, under a key over all of them (`key`); a run whose key is the same reads it back,
-and any other run grades for real (COURSE_PLAIN_LIVE=1 always does). The submissions are handed in either
-way: `course grade` grades those very files.
+The suite grades every kept answer with plain `nbgrader autograde`: tests/e2e/test_autograde.py checks that each
+wrong one loses points and each right one keeps them, tests/e2e/test_verdicts.py and tests/e2e/test_grade_batch.py
+that `course grade` gives the same scores cell by cell. Plain nbgrader's run of those 112 submissions was a quarter
+of the suite's time (769 s of the two workers' 2 x 1,456 s in `.ci/run` at faa5402, on the 2-core build machine),
+and what it gives depends only on its inputs: the instructor's notebook, the kept answers, the helpers the notebook
+imports, the course code that builds the submissions and configures nbgrader, and the Python and packages that run
+it. A run with COURSE_PLAIN_RECORD=1 writes what plain nbgrader gave into RECORDS, under a key over all of them
+(`key`); a run whose key is the same reads it back, and any other run grades for real (COURSE_PLAIN_LIVE=1 always
+does). The submissions are handed in either way: `course grade` grades those very files.
 """
 
 from __future__ import annotations
@@ -32,7 +31,8 @@ from course.fixtures.answers import GradedAssignment
 RECORDS = Path(__file__).resolve().parent / "recorded"
 # What plain nbgrader's grading reads, below a checkout's root. The course code is the closure of what
 # course.fixtures.answers and nbgrader's plugins (course.plugins, loaded by nbgrader_config.py) import:
-# tests/test_plain_record.py checks that it stays so. course.grading is not in it: plain nbgrader never runs it.
+# tests/repository/test_plain_record.py checks that it stays so. course.grading is not in it: plain nbgrader never
+# runs it.
 SHARED_INPUTS = ("nbgrader_config.py", "release/nbgrader_config.py", "helpers", "course/__init__.py",
                  "course/checkout.py", "course/fixtures", "course/notebook", "course/plugins")
 ASSIGNMENT_INPUTS = ("source/{}", "fixtures/wrong_answers/{}", "fixtures/right_answers/{}")
