@@ -9,6 +9,9 @@ look, and its feedback is held back: the report names it as "looks like tamperin
 from __future__ import annotations
 
 import ast
+import contextlib
+import importlib.util
+from pathlib import Path
 
 # Modules whose attributes a test or its probe uses (the payload of 04 writes through `os`).
 _TAMPER_MODULE_ROOTS = {"torch", "builtins", "helpers", "math", "numpy", "np", "unittest", "mock", "sys", "nn", "F",
@@ -77,6 +80,40 @@ _OVERRIDE_SWITCHES = {"DisableTorchFunction", "DisableTorchFunctionSubclass", "_
 _PAST_THE_RULES = {"__setattr__", "__delattr__"}
 
 
+# Which of torch's overrides are active: an answer that asks can tell a probe's watch from a real run.
+_OVERRIDE_READERS = {"_len_torch_dispatch_stack", "_get_dispatch_stack_at", "_len_torch_function_stack",
+                     "_get_function_stack_at", "_get_current_dispatch_mode", "_get_current_dispatch_mode_stack",
+                     "_get_current_function_mode", "_get_current_function_mode_stack", "_is_torch_function_mode_enabled",
+                     "_is_torch_function_enabled"}
+# Code built at run time: what it runs cannot be read here.
+_CODE_RUNNERS = {"exec", "eval", "compile", "builtins.exec", "builtins.eval", "builtins.compile"}
+# Ways to every object in the process (the course's sealed probe modules among them), by attribute or by text.
+_OBJECT_WALKERS = {"get_objects", "get_referrers", "get_referents", "dispatch_table"}
+# Dict writes through a function rather than a method (operator.setitem(vars(m), ...)).
+_DICT_WRITERS = {"operator.setitem", "operator.delitem", "operator.__setitem__", "operator.__delitem__",
+                 "dict.__setitem__", "dict.__delitem__", "dict.update", "dict.pop", "dict.setdefault", "dict.clear"}
+
+
+def _probe_names() -> frozenset[str]:
+    """The classes of the course's probes (helpers/probes_*.py, helpers/records.py), by name: an answer that names
+    one (`type(model).__name__ == "LoopProbe"`) behaves one way under test and another for the student. Read from
+    the source files, nothing of helpers is imported into the TA's process."""
+    spec = importlib.util.find_spec("helpers")
+    if spec is None or not spec.submodule_search_locations:
+        return frozenset()
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    names = set()
+    for path in [*folder.glob("probes_*.py"), folder / "records.py"]:
+        with contextlib.suppress(OSError, SyntaxError, ValueError):
+            names |= {node.name for node in ast.parse(path.read_text()).body
+                      if isinstance(node, ast.ClassDef) and len(node.name) >= 6 and node.name != "Record"}
+    return frozenset(names)
+
+
+_PROBES = _probe_names()
+_PROBE_MODULES = ("helpers.probes_", "helpers.records", "helpers.notebook_state")
+
+
 # A cell larger than this is not parsed here (the scan runs in the TA's process): it is named instead.
 MAX_SCANNED = 1 << 20
 UNSCANNABLE = "cannot be read by the scan (too large, or nested too deeply)"
@@ -101,7 +138,19 @@ def _reasons(tree: ast.Module) -> list[str]:
     classes = _class_aliases(tree)
     modules = roots | _imported_names(tree)
     reasons += _setattr_on_arguments(tree)
+    imported = _import_map(tree)
     for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            reasons += _text_reasons(node.value)
+        if isinstance(node, ast.Attribute) and node.attr in _OVERRIDE_READERS \
+                or isinstance(node, ast.alias) and node.name.split(".")[-1] in _OVERRIDE_READERS:
+            reasons.append("asks which of torch's overrides are active (how a probe watches a call)")
+        if isinstance(node, ast.Attribute) and node.attr in _OBJECT_WALKERS \
+                or isinstance(node, ast.alias) and node.name.split(".")[-1] in _OBJECT_WALKERS:
+            reasons.append("walks the objects of the process (the garbage collector's lists or the pickling registry)")
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                (getattr(node, "module", None) or alias.name).split(".")[0] == "copyreg" for alias in node.names):
+            reasons.append("reads the pickling registry (copyreg), where the course's probe classes are listed")
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(n in node.value for n in _SERVER_NAMES) \
                 or isinstance(node, ast.Name) and node.id.startswith(_SERVER_NAMES) \
                 or isinstance(node, ast.Attribute) and node.attr.startswith(_SERVER_NAMES):
@@ -136,7 +185,12 @@ def _reasons(tree: ast.Module) -> list[str]:
                 if isinstance(target, ast.Subscript) and _dotted(target.value) in ("globals", "vars", "locals"):
                     reasons.append("rebinds names through globals()")
         elif isinstance(node, ast.Call):
-            func = _dotted(node.func)
+            func = _canonical(_dotted(node.func), imported)
+            if func in _CODE_RUNNERS:
+                reasons.append(f"runs code it builds at run time ({func}): what it runs cannot be read here")
+            if func in _DICT_WRITERS and node.args and (_attribute_dict(node.args[0]) or _namespace_of(node.args[0], roots)):
+                reasons.append(f"changes the attributes of {_attribute_dict(node.args[0]) or _namespace_of(node.args[0], roots)} "
+                               f"through its __dict__ ({func})")
             if func in ("setattr", "delattr") and node.args:
                 owner = _dotted(node.args[0])
                 if owner and owner.split(".")[0] in modules:
@@ -203,6 +257,41 @@ def _reasons(tree: ast.Module) -> list[str]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__class__":
             reasons.append("claims to be of another class (__class__)")
     return sorted(set(reasons))
+
+
+def _text_reasons(text: str) -> list[str]:
+    """What a string constant says: a function's insides or a frame's links by name (`attrgetter("__globals__")`),
+    one of the course's probe classes or modules."""
+    reasons = []
+    if text in _FUNCTION_INSIDES or text in _FRAME_LINKS or text in _OBJECT_WALKERS:
+        reasons.append(f"names a function's insides, a frame's links or an object walker in a string ('{text}')")
+    if text in _PROBES or text.startswith(_PROBE_MODULES):
+        reasons.append(f"names one of the course's probes ('{text}'): an answer that knows it is watched is judged "
+                       "on what it does then")
+    return reasons
+
+
+def _import_map(tree: ast.Module) -> dict[str, str]:
+    """Each name an import binds, with what it stands for: `import sys as s` -> s: sys, `from gc import
+    get_objects as g` -> g: gc.get_objects."""
+    found = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    found[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return found
+
+
+def _canonical(dotted: str | None, imported: dict[str, str]) -> str | None:
+    """`dotted` with its first name replaced by what the cell imported under it (`s.modules.get` -> sys.modules.get)."""
+    if not dotted:
+        return dotted
+    first, dot, rest = dotted.partition(".")
+    return imported.get(first, first) + dot + rest
 
 
 def _attribute_dict(node) -> str:

@@ -116,6 +116,19 @@ FLAGGED = [
     ("import builtins as b\nsetattr(b, '_course_payload_ran', 0)", "uses the grader's own names in the kernel"),
     ("vars(__import__('builtins'))['_course_flag'] = False", "uses the grader's own names in the kernel"),
     ("x = _course_payload_ran", "uses the grader's own names in the kernel"),
+    # Issue 38's last held-out red team (/tmp/redteam38b): the sealed probe modules reached by routes the scan
+    # missed (an imported walker under another name, a string naming a function's insides, the pickling registry,
+    # exec), the answer server through an aliased sys, and an answer that asks whether it is watched.
+    ("from gc import get_objects as _objects\nfor _ns in _objects():\n    pass", "walks every object in memory"),
+    ("import gc as q\nq.get_objects()", "walks every object in memory"),
+    ("import operator\ng = operator.attrgetter('__globals__')(f)", "names a function's insides"),
+    ("import copyreg\nfor c in list(copyreg.dispatch_table):\n    pass", "reads the pickling registry (copyreg)"),
+    ("exec(bytes.fromhex('7072696e74283129').decode())", "runs code it builds at run time (exec)"),
+    ("import sys as _s\n_m = _s.modules.get('_co' + 'urse_answers')", "imports a module at run time (sys.modules.get)"),
+    ("import operator as _o\n_o.setitem(vars(_m), 'x', 1)", "changes the attributes of _m through its __dict__"),
+    ("watched = torch._C._len_torch_dispatch_stack() > 0", "asks which of torch's overrides are active"),
+    ("watched = type(model).__name__ == 'LoopProbe'", "names one of the course's probes ('LoopProbe')"),
+    ("found = [n for n in names if n == 'helpers.probes_training']", "names one of the course's probes"),
     # Code the scan cannot read (it runs in the TA's process) is named, never a crash of the run.
     ("x = config" + ".b" * 20_000, "cannot be read by the scan"),
     ("x = " + "-" * 100_000 + "1", "cannot be read by the scan"),
@@ -148,6 +161,9 @@ QUIET = [
     "class Config:\n    def __init__(self, **kw):\n        self.__dict__.update(kw)",   # its own attributes
     "class Tracked:\n    def __setattr__(self, k, v):\n        super().__setattr__(k, v)",
     "state = dict(vars(model))",                                # reads them
+    "import gc\ngc.collect()",                                   # frees memory, walks nothing
+    "pattern = re.compile(r'\\d+')\nmodel.eval()",                # a method named compile or eval
+    "name = type(model).__name__\nprint(f'{name}: {model}')",  # its class's name, compared with nothing of ours
 ]
 
 
