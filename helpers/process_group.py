@@ -13,7 +13,10 @@ How the ranks meet and talk: through a `FileStore` (a file in a fresh temporary 
 port for the rendezvous) and gloo's TCP transport on the loopback interface, the only network
 a grading sandbox has. gloo carries CPU tensors: CUDA cannot be used in a forked child once the
 notebook's process has touched it, so every rank computes on the CPU even on a GPU machine
-(`helpers.ddp_demo` shows NCCL, one fresh process per GPU).
+(`helpers.ddp_demo` shows NCCL, one fresh process per GPU). Nor can a forked child run a backward pass once
+the notebook's process has run one with CUDA initialised (PyTorch's autograd-and-fork rule: the parent's
+autograd engine has started a thread per GPU, which a fork does not carry). What needs a process group
+but no second rank runs in the notebook's own process instead: `one_process_group()`.
 
 Why it never hangs and never leaves a process behind:
 - the launcher waits at most `timeout_s` seconds for every rank, then kills those still running
@@ -98,6 +101,33 @@ def run_ranks(rank_fn, world_size: int = 2, timeout_s: float = DEFAULT_TIMEOUT_S
                     with contextlib.suppress(ChildProcessError):
                         os.waitpid(pid, 0)
         return [_result(root, rank) for rank in range(world_size)]
+
+
+@contextlib.contextmanager
+def one_process_group(timeout_s: float = DEFAULT_TIMEOUT_S):
+    """A gloo process group of the notebook's own process alone (rank 0 of world size 1), for as long as the
+    `with` block runs: DDP, its hooks and collectives work in it, and nothing is forked, so it works wherever the
+    notebook runs, after CUDA too. Refuses to start inside a group the process already belongs to."""
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        raise RuntimeError("this process already belongs to a process group: leave it first "
+                           "(dist.destroy_process_group())")
+    with tempfile.TemporaryDirectory(prefix="group-") as folder:
+        interface = os.environ.get("GLOO_SOCKET_IFNAME")
+        os.environ["GLOO_SOCKET_IFNAME"] = "lo"      # loopback: the one network a sandbox has
+        try:
+            dist.init_process_group("gloo", store=dist.FileStore(str(Path(folder) / "store"), 1), rank=0,
+                                    world_size=1, timeout=timedelta(seconds=timeout_s))
+            try:
+                yield
+            finally:
+                dist.destroy_process_group()
+        finally:
+            if interface is None:
+                os.environ.pop("GLOO_SOCKET_IFNAME", None)
+            else:
+                os.environ["GLOO_SOCKET_IFNAME"] = interface
 
 
 def _wait(pids: list[int], deadline: float) -> dict[int, int]:

@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from helpers.process_group import run_ranks
+from helpers.process_group import one_process_group, run_ranks
 
 
 def _children() -> set[int]:
@@ -95,4 +95,38 @@ def test_a_rank_that_dies_is_reported_unfinished():
 
 def test_the_parent_process_group_state_is_untouched():
     run_ranks(_sum_of_ranks, world_size=2, timeout_s=30)
+    assert not dist.is_initialized()
+
+
+def test_one_process_group_runs_ddp_in_this_process_and_leaves_no_group_behind():
+    """DDP with a communication hook in a group of this process alone: no fork (a forked child cannot run backward
+    after the parent ran one with CUDA), the hook sees the gradients, and the group is gone afterwards."""
+    from torch.nn.parallel import DistributedDataParallel
+
+    pid, seen = os.getpid(), []
+
+    def hook(state, bucket):
+        seen.append((os.getpid(), bucket.buffer().clone()))
+        done = torch.futures.Future()
+        done.set_result(bucket.buffer())
+        return done
+
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 2)
+    with one_process_group():
+        assert dist.get_world_size() == 1 and dist.get_rank() == 0
+        ddp = DistributedDataParallel(model)
+        ddp.register_comm_hook(None, hook)
+        ddp(torch.randn(4, 3)).sum().backward()
+    assert not dist.is_initialized()
+    assert seen and all(p == pid for p, _ in seen)
+    assert sum(b.numel() for _, b in seen) == sum(p.numel() for p in model.parameters())
+    assert model.weight.grad is not None
+
+
+def test_one_process_group_refuses_to_nest():
+    with one_process_group():
+        with pytest.raises(RuntimeError, match="already belongs"):
+            with one_process_group():
+                pass
     assert not dist.is_initialized()
