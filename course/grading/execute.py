@@ -338,9 +338,14 @@ class GuardedExecute(JudgedCells, Execute):
 
     # -- output limit --------------------------------------------------------------------------------
 
+    def process_message(self, msg, cell, cell_index):
+        # In nbformat's form before nbclient reads it (it copies execution_count onto the cell before any output is
+        # made), or nbgrader refuses the notebook when it writes it.
+        mend(msg["msg_type"], msg["content"])
+        return super().process_message(msg, cell, cell_index)
+
     def output(self, outs, msg, display_id, cell_index):
         msg_type = msg["msg_type"]
-        mend(msg_type, msg["content"])      # in nbformat's form, or nbgrader refuses the notebook when it writes it
         if msg_type in ("stream", "display_data", "execute_result", "update_display_data"):
             content = msg["content"]
             size = byte_size(content.get("text", "")) + len(json.dumps(content.get("data", {})))     # ASCII-escaped

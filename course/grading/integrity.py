@@ -13,6 +13,9 @@ import contextlib
 import importlib.util
 from pathlib import Path
 
+from course.grading.cell_names import (aliases, attribute_dict, canonical, class_aliases, class_of, dotted,
+                                        import_map, imported_names, is_text, namespace_of, parse)
+
 # Modules whose attributes a test or its probe uses (the payload of 04 writes through `os`).
 _TAMPER_MODULE_ROOTS = {"torch", "builtins", "helpers", "math", "numpy", "np", "unittest", "mock", "sys", "nn", "F",
                         "os", "posix", "io"}
@@ -37,8 +40,6 @@ _SUSPICIOUS_CALLS = {
 # pathlib's ways to the same: any object's method of that name.
 _SUSPICIOUS_METHODS = {"symlink_to": "makes a symbolic link", "hardlink_to": "makes a hard link",
                        "link_to": "makes a hard link"}
-# What loads a module under a name of the cell's choosing (an alias a replacement can go through).
-_MODULE_GETTERS = {"importlib.import_module", "__import__", "sys.modules.get"}
 # Importing by a name given at run time: `[importlib.import_module("helpers." + name)][0]` binds no alias to follow.
 _RUN_TIME_IMPORTS = {"import_module", "__import__", "importlib.import_module", "importlib.__import__",
                      "sys.modules.get"}
@@ -68,7 +69,7 @@ _HISTORY = {"In", "Out", "_ih", "_oh", "_i", "_ii", "_iii"}
 # IPython's and ipykernel's insides: no exercise needs them.
 _KERNEL_INTERNALS = {"session", "get_parent", "parent_header", "_parent_header", "input_transformers_post",
                      "input_transformers_cleanup", "ast_transformers", "showtraceback", "run_cell", "run_cell_async",
-                     "run_ast_nodes", "excepthook"}
+                     "run_ast_nodes", "excepthook", "iopub_socket", "send_response"}
 
 
 # torch's switches for its function and dispatch overrides: inside them a TorchFunctionMode or a TorchDispatchMode (a
@@ -124,7 +125,7 @@ def suspicious_code(source: str) -> list[str]:
     if len(source) > MAX_SCANNED:
         return [UNSCANNABLE]
     try:
-        tree = _parse(source)
+        tree = parse(source)
         return [] if tree is None else _reasons(tree)
     except (RecursionError, MemoryError):   # a deep expression: no honest cell is one
         return [UNSCANNABLE]
@@ -132,13 +133,13 @@ def suspicious_code(source: str) -> list[str]:
 
 def _reasons(tree: ast.Module) -> list[str]:
     reasons = []
-    roots = _TAMPER_MODULE_ROOTS | _aliases(tree)
+    roots = _TAMPER_MODULE_ROOTS | aliases(tree, _TAMPER_MODULE_ROOTS)
     # The cell's own variables: `for _i in range(3)` binds a name of the history's, it reads no history.
     own = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    classes = _class_aliases(tree)
-    modules = roots | _imported_names(tree)
+    classes = class_aliases(tree)
+    modules = roots | imported_names(tree)
     reasons += _setattr_on_arguments(tree)
-    imported = _import_map(tree)
+    imported = import_map(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             reasons += _text_reasons(node.value)
@@ -164,57 +165,57 @@ def _reasons(tree: ast.Module) -> list[str]:
             flag = isinstance(getattr(node, "value", None), ast.Constant)
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for target in targets:
-                dotted = _dotted(target)
+                spelled = dotted(target)
                 if isinstance(target, ast.Attribute) and target.attr in _FUNCTION_INNARDS:
-                    reasons.append(f"replaces the {target.attr} of {_dotted(target.value) or 'an object'}")
-                if isinstance(target, ast.Subscript) and _namespace_of(target.value, roots):
-                    reasons.append(f"changes the namespace of {_namespace_of(target.value, roots)}")
-                elif isinstance(target, ast.Subscript) and _attribute_dict(target.value):
-                    reasons.append(f"changes the attributes of {_attribute_dict(target.value)} through its __dict__")
-                if isinstance(target, ast.Attribute) and _class_of(target.value, classes):
-                    reasons.append(f"changes the class of {_class_of(target.value, classes)} (.{target.attr})")
-                if isinstance(target, ast.Attribute) and _private(target.attr) and _dotted(target.value) != "self":
-                    reasons.append(f"changes a private attribute of {_dotted(target.value) or 'an object'} "
+                    reasons.append(f"replaces the {target.attr} of {dotted(target.value) or 'an object'}")
+                if isinstance(target, ast.Subscript) and namespace_of(target.value, roots):
+                    reasons.append(f"changes the namespace of {namespace_of(target.value, roots)}")
+                elif isinstance(target, ast.Subscript) and attribute_dict(target.value):
+                    reasons.append(f"changes the attributes of {attribute_dict(target.value)} through its __dict__")
+                if isinstance(target, ast.Attribute) and class_of(target.value, classes):
+                    reasons.append(f"changes the class of {class_of(target.value, classes)} (.{target.attr})")
+                if isinstance(target, ast.Attribute) and _private(target.attr) and dotted(target.value) != "self":
+                    reasons.append(f"changes a private attribute of {dotted(target.value) or 'an object'} "
                                    f"(.{target.attr})")
                 if flag:
                     continue
-                if isinstance(target, ast.Attribute) and dotted and dotted.split(".")[0] in roots:
-                    reasons.append(f"replaces {dotted}")
-                if isinstance(target, ast.Subscript) and _dotted(target.value) in ("sys.modules", "__builtins__"):
-                    reasons.append(f"changes {_dotted(target.value)}")
-                if isinstance(target, ast.Subscript) and _dotted(target.value) in ("globals", "vars", "locals"):
+                if isinstance(target, ast.Attribute) and spelled and spelled.split(".")[0] in roots:
+                    reasons.append(f"replaces {spelled}")
+                if isinstance(target, ast.Subscript) and dotted(target.value) in ("sys.modules", "__builtins__"):
+                    reasons.append(f"changes {dotted(target.value)}")
+                if isinstance(target, ast.Subscript) and dotted(target.value) in ("globals", "vars", "locals"):
                     reasons.append("rebinds names through globals()")
         elif isinstance(node, ast.Call):
-            func = _canonical(_dotted(node.func), imported)
+            func = canonical(dotted(node.func), imported)
             if func in _CODE_RUNNERS:
                 reasons.append(f"runs code it builds at run time ({func}): what it runs cannot be read here")
-            if func in _DICT_WRITERS and node.args and (_attribute_dict(node.args[0]) or _namespace_of(node.args[0], roots)):
-                reasons.append(f"changes the attributes of {_attribute_dict(node.args[0]) or _namespace_of(node.args[0], roots)} "
+            if func in _DICT_WRITERS and node.args and (attribute_dict(node.args[0]) or namespace_of(node.args[0], roots)):
+                reasons.append(f"changes the attributes of {attribute_dict(node.args[0]) or namespace_of(node.args[0], roots)} "
                                f"through its __dict__ ({func})")
             if func in ("setattr", "delattr") and node.args:
-                owner = _dotted(node.args[0])
+                owner = dotted(node.args[0])
                 if owner and owner.split(".")[0] in modules:
                     reasons.append(f"{func} on {owner}")
-                if _class_of(node.args[0], classes):
-                    reasons.append(f"{func} on the class of {_class_of(node.args[0], classes)}")
-                if len(node.args) >= 2 and not _is_text(node.args[1]):
+                if class_of(node.args[0], classes):
+                    reasons.append(f"{func} on the class of {class_of(node.args[0], classes)}")
+                if len(node.args) >= 2 and not is_text(node.args[1]):
                     reasons.append(f"sets an attribute by a name it builds ({func})")
                 elif len(node.args) >= 2 and _private(node.args[1].value) and owner != "self":
                     reasons.append(f"changes a private attribute of {owner or 'an object'} ({func})")
             if isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "setdefault", "__setitem__", "pop") \
-                    and _namespace_of(node.func.value, roots):
-                reasons.append(f"changes the namespace of {_namespace_of(node.func.value, roots)}")
+                    and namespace_of(node.func.value, roots):
+                reasons.append(f"changes the namespace of {namespace_of(node.func.value, roots)}")
             elif isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "setdefault", "__setitem__", "pop",
                                                                              "__delitem__", "clear", "popitem") \
-                    and _attribute_dict(node.func.value):
-                reasons.append(f"changes the attributes of {_attribute_dict(node.func.value)} through its __dict__")
+                    and attribute_dict(node.func.value):
+                reasons.append(f"changes the attributes of {attribute_dict(node.func.value)} through its __dict__")
             if isinstance(node.func, ast.Attribute) and node.func.attr in _PAST_THE_RULES \
-                    and _dotted(node.func.value) not in ("super", "self"):
-                reasons.append(f"sets an attribute past its object's own rules ({_dotted(node.func) or node.func.attr})")
+                    and dotted(node.func.value) not in ("super", "self"):
+                reasons.append(f"sets an attribute past its object's own rules ({dotted(node.func) or node.func.attr})")
             if isinstance(node.func, ast.Attribute) and node.func.attr in _SUSPICIOUS_METHODS:
                 reasons.append(_SUSPICIOUS_METHODS[node.func.attr])
             if func in ("sys.modules.update", "sys.modules.pop", "sys.modules.setdefault", "sys.modules.__setitem__",
-                        "sys.modules.clear", "sys.modules.popitem") or any(_dotted(arg) == "sys.modules" or (
+                        "sys.modules.clear", "sys.modules.popitem") or any(dotted(arg) == "sys.modules" or (
                     isinstance(arg, ast.Constant) and arg.value == "sys.modules") for arg in node.args) \
                     and func and func.endswith("patch.dict"):
                 reasons.append("changes sys.modules")
@@ -223,11 +224,11 @@ def _reasons(tree: ast.Module) -> list[str]:
                                "use can be reached that way")
             if func in ("sys.modules.items", "sys.modules.values", "sys.modules.keys", "sys.modules.copy") \
                     or func in ("list", "dict", "tuple", "iter", "vars") and any(
-                        _dotted(arg) == "sys.modules" for arg in node.args):
+                        dotted(arg) == "sys.modules" for arg in node.args):
                 reasons.append("walks sys.modules")
             if func == "getattr" and len(node.args) >= 2 and (
                     isinstance(node.args[1], ast.Constant) and node.args[1].value in _FUNCTION_INSIDES
-                    or not _is_text(node.args[1])):
+                    or not is_text(node.args[1])):
                 reasons.append("reads an attribute by a name it builds or a function's insides (getattr)")
             if func and "." in func:
                 module, _, attr = func.rpartition(".")
@@ -263,82 +264,18 @@ def _text_reasons(text: str) -> list[str]:
     """What a string constant says: a function's insides or a frame's links by name (`attrgetter("__globals__")`),
     one of the course's probe classes or modules."""
     reasons = []
-    if text in _FUNCTION_INSIDES or text in _FRAME_LINKS or text in _OBJECT_WALKERS:
-        reasons.append(f"names a function's insides, a frame's links or an object walker in a string ('{text}')")
+    if text in _FUNCTION_INSIDES or text in _FRAME_LINKS or text in _OBJECT_WALKERS or text in _KERNEL_INTERNALS:
+        reasons.append(f"names a function's insides, a frame's links, an object walker or IPython's machinery in a "
+                       f"string ('{text}')")
     if text in _PROBES or text.startswith(_PROBE_MODULES):
         reasons.append(f"names one of the course's probes ('{text}'): an answer that knows it is watched is judged "
                        "on what it does then")
     return reasons
 
 
-def _import_map(tree: ast.Module) -> dict[str, str]:
-    """Each name an import binds, with what it stands for: `import sys as s` -> s: sys, `from gc import
-    get_objects as g` -> g: gc.get_objects."""
-    found = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    found[alias.asname] = alias.name
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return found
-
-
-def _canonical(dotted: str | None, imported: dict[str, str]) -> str | None:
-    """`dotted` with its first name replaced by what the cell imported under it (`s.modules.get` -> sys.modules.get)."""
-    if not dotted:
-        return dotted
-    first, dot, rest = dotted.partition(".")
-    return imported.get(first, first) + dot + rest
-
-
-def _attribute_dict(node) -> str:
-    """The object whose attribute dict `node` is (`x.__dict__`, `vars(x)`), by name; empty if it is none or `self`
-    (a class of the student's setting its own attributes)."""
-    owner = node.value if isinstance(node, ast.Attribute) and node.attr == "__dict__" else \
-        node.args[0] if isinstance(node, ast.Call) and _dotted(node.func) == "vars" and node.args else None
-    if owner is None or _dotted(owner) == "self":
-        return ""
-    return _dotted(owner) or "an object"
-
-
 def _private(name: str) -> bool:
     """`_name`: an object's own business (a probe's method or note-taker), not `__dunder__`."""
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
-
-
-def _is_text(node) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, str)
-
-
-def _class_of(node, classes: set[str]) -> str | None:
-    """`x` when `node` is `type(x)` or `x.__class__` (or a name the cell bound to one of those), else None."""
-    if isinstance(node, ast.Call) and _dotted(node.func) == "type" and len(node.args) == 1:
-        return _dotted(node.args[0]) or "an object"
-    if isinstance(node, ast.Attribute) and node.attr == "__class__":
-        return _dotted(node.value) or "an object"
-    if isinstance(node, ast.Name) and node.id in classes:
-        return node.id
-    return None
-
-
-def _class_aliases(tree: ast.Module) -> set[str]:
-    """Names the cell binds to `type(x)` or `x.__class__` (`cls = type(loader)`), and names bound to those."""
-    found: set[str] = set()
-    while True:
-        more = {name for value, target in _bindings(tree) if _class_of(value, found)
-                for name in _names(target)} - found
-        if not more:
-            return found
-        found |= more
-
-
-def _imported_names(tree: ast.Module) -> set[str]:
-    """Every name an import binds (a module, or what was taken from one)."""
-    return {(alias.asname or alias.name).split(".")[0] for node in ast.walk(tree)
-            if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
 
 
 def _setattr_on_arguments(tree: ast.Module) -> list[str]:
@@ -352,118 +289,8 @@ def _setattr_on_arguments(tree: ast.Module) -> list[str]:
         params = ({a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
                   | {a.arg for a in (arguments.vararg, arguments.kwarg) if a}) - {"self"}
         for node in ast.walk(function):
-            if isinstance(node, ast.Call) and _dotted(node.func) in ("setattr", "delattr") and node.args \
+            if isinstance(node, ast.Call) and dotted(node.func) in ("setattr", "delattr") and node.args \
                     and isinstance(node.args[0], ast.Name) and node.args[0].id in params:
                 name = getattr(function, "name", "a lambda")
-                reasons.append(f"{_dotted(node.func)} on {node.args[0].id}, an argument of {name}")
+                reasons.append(f"{dotted(node.func)} on {node.args[0].id}, an argument of {name}")
     return reasons
-
-
-def _namespace_of(node, roots: set[str]) -> str | None:
-    """`X` when `node` is `vars(X)` or `X.__dict__` for a module the tests use (or an alias of one)."""
-    if isinstance(node, ast.Call) and _dotted(node.func) == "vars" and node.args:
-        owner = _dotted(node.args[0])
-    elif isinstance(node, ast.Call) and _dotted(node.func) == "getattr" and len(node.args) >= 2 \
-            and isinstance(node.args[1], ast.Constant) and node.args[1].value == "__dict__":
-        owner = _dotted(node.args[0])
-    elif isinstance(node, ast.Attribute) and node.attr == "__dict__":
-        owner = _dotted(node.value)
-    else:
-        return None
-    return owner if owner and owner.split(".")[0] in roots else None
-
-
-def _aliases(tree: ast.Module) -> set[str]:
-    """Names the cell binds to a module of those tests use (`import helpers.probes_devices as probes`,
-    `m = sys.modules["torch"]`, `m = helpers.probes_devices`, and names bound to those in turn):
-    replacing something through them is replacing it in the module."""
-    found = _imported_aliases(tree)
-    while True:     # `a = helpers.x` then `b = a`: follow the chain
-        more = {name for value, target in _bindings(tree)
-                if _roots(value) & (_TAMPER_MODULE_ROOTS | found)
-                for name in _names(target)} - found
-        if not more:
-            return found
-        found |= more
-
-
-def _roots(value) -> set[str]:
-    """The names a bound value may be: `os` for `os`, `os.path`, `[os][0]`, `(os, 1)[0]`, `os or x`, `os if c else x`."""
-    if isinstance(value, ast.Subscript) and isinstance(value.value, (ast.List, ast.Tuple)):
-        return {root for element in value.value.elts for root in _roots(element)}
-    if isinstance(value, ast.BoolOp):
-        return {root for operand in value.values for root in _roots(operand)}
-    if isinstance(value, ast.IfExp):
-        return _roots(value.body) | _roots(value.orelse)
-    dotted = _dotted(value)
-    return {dotted.split(".")[0]} if dotted else set()
-
-
-def _bindings(tree: ast.Module):
-    """(value, target) for each way a cell binds a name to a value: `=`, `:=`, `for ... in`, `with ... as`."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, (ast.Tuple, ast.List)):
-                    yield from zip(node.value.elts, target.elts)
-                else:
-                    yield node.value, target
-        elif isinstance(node, ast.NamedExpr):
-            yield node.value, node.target
-        elif isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, (ast.Tuple, ast.List)):
-            for value in node.iter.elts:
-                yield value, node.target
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            yield node.context_expr, node.optional_vars
-
-
-def _names(target) -> list[str]:
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for t in target.elts for n in _names(t)]
-    return []
-
-
-def _imported_aliases(tree: ast.Module) -> set[str]:
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            module = node.module or "" if isinstance(node, ast.ImportFrom) else ""
-            for alias in node.names:
-                full = f"{module}.{alias.name}" if module else alias.name
-                if full.split(".")[0] in _TAMPER_MODULE_ROOTS and alias.asname:
-                    found.add(alias.asname)
-                elif module.split(".")[0] in _TAMPER_MODULE_ROOTS and module:
-                    found.add(alias.asname or alias.name)
-        elif isinstance(node, ast.Assign) and (
-                isinstance(node.value, ast.Subscript) and _dotted(node.value.value) == "sys.modules"
-                or isinstance(node.value, ast.Call) and _dotted(node.value.func) in _MODULE_GETTERS):
-            found |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-    return found
-
-
-def _dotted(node) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    if isinstance(node, ast.Call):
-        return _dotted(node.func)
-    if isinstance(node, ast.NamedExpr):      # (m := helpers.x).y: the value's name
-        return _dotted(node.value)
-    return None
-
-
-def _parse(source: str) -> ast.Module | None:
-    """A cell's syntax tree, or None for a cell that is not Python (a student's typo)."""
-    try:
-        return ast.parse(_without_magics(source))
-    except SyntaxError:
-        return None
-
-
-def _without_magics(source: str) -> str:
-    """IPython magics and shell escapes are not Python; blank them out before parsing."""
-    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())

@@ -18,6 +18,9 @@ REPLACED = "[course grade: display data that is not text was replaced]"
 
 def mend(msg_type: str, content: dict) -> None:
     """Make `content` (of an iopub message of `msg_type`) valid as nbformat's output of that type, in place."""
+    # nbclient copies any message's execution_count onto the cell itself (its prompt number), whatever the type.
+    if "execution_count" in content and type(content["execution_count"]) is not int:
+        content["execution_count"] = None
     if msg_type == "stream":
         if content.get("name") not in ("stdout", "stderr"):
             content["name"] = "stdout"
@@ -26,8 +29,8 @@ def mend(msg_type: str, content: dict) -> None:
         content["data"] = _bundle(content.get("data"))
         if not isinstance(content.get("metadata"), dict):
             content["metadata"] = {}
-        if msg_type == "execute_result" and type(content.get("execution_count")) is not int:
-            content["execution_count"] = None
+        if msg_type == "execute_result":
+            content.setdefault("execution_count", None)
     elif msg_type == "error":
         content["ename"] = _text(content.get("ename"))
         content["evalue"] = _text(content.get("evalue"))

@@ -127,6 +127,7 @@ FLAGGED = [
     ("import sys as _s\n_m = _s.modules.get('_co' + 'urse_answers')", "imports a module at run time (sys.modules.get)"),
     ("import operator as _o\n_o.setitem(vars(_m), 'x', 1)", "changes the attributes of _m through its __dict__"),
     ("watched = torch._C._len_torch_dispatch_stack() > 0", "asks which of torch's overrides are active"),
+    ("import operator\n_s = operator.attrgetter('session')(kernel)", "IPython's machinery in a string ('session')"),
     ("watched = type(model).__name__ == 'LoopProbe'", "names one of the course's probes ('LoopProbe')"),
     ("found = [n for n in names if n == 'helpers.probes_training']", "names one of the course's probes"),
     # Code the scan cannot read (it runs in the TA's process) is named, never a crash of the run.

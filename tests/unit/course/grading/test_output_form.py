@@ -52,3 +52,28 @@ def test_an_invalid_output_is_made_valid(msg_type, content):
     mend(msg_type, content)
     _validate(_output(msg_type, content))
     assert REPLACED in repr(content) or msg_type in ("stream", "execute_result")
+
+
+@pytest.mark.parametrize("msg_type", ["execute_input", "execute_result", "a_type_of_its_own"])
+def test_any_messages_execution_count_that_is_not_a_number_is_dropped(msg_type):
+    """nbclient copies any message's execution_count onto the cell; a string there made nbgrader refuse the notebook
+    (issue 38's last red team: an execute_result with a text count, then a print)."""
+    content = {"execution_count": "\x1b[2J7", "data": {"text/plain": "x"}, "metadata": {}}
+    mend(msg_type, content)
+    assert content["execution_count"] is None
+    kept = {"execution_count": 3, "data": {"text/plain": "x"}, "metadata": {}}
+    mend(msg_type, kept)
+    assert kept["execution_count"] == 3
+
+
+def test_the_grader_mends_a_message_before_nbclient_copies_its_count_onto_the_cell():
+    from course.grading.execute import GuardedExecute
+
+    executor = GuardedExecute.__new__(GuardedExecute)      # process_message needs no kernel
+    cell = nbformat.v4.new_code_cell("x")
+    cell.metadata["execution"] = {}
+    msg = {"msg_type": "execute_input", "header": {"msg_type": "execute_input"}, "parent_header": {},
+           "content": {"execution_count": "\x1b[2J", "code": "x"}}
+    executor.process_message(msg, cell, 0)
+    assert cell.execution_count is None
+    nbformat.validate(nbformat.v4.new_notebook(cells=[cell]))
