@@ -8,8 +8,8 @@ kernel's objects: read a name of the notebook, call a function or a method, read
 set an attribute. The grader runs the test in its own process (`course.grading.verdicts.remote`) and
 sends here only the arguments a call needs.
 
-What this module sends back is data only (`packing.pack`: JSON plus the raw bytes of tensors, which
-`course.grading.verdicts.wire.decode` reads without running anything): numbers, strings, plain tensors,
+What this module sends back is data only (`wire_encode.pack`: JSON plus the raw bytes of tensors, which
+`course.grading.verdicts.wire_decode.decode` reads without running anything): numbers, strings, plain tensors,
 tuples, lists, dicts and sets of these, tagged so that the grader can tell a reference to
 one of its own arguments (`R`), an object that stays here and is named by a number (`H`),
 a tensor with its device, `requires_grad` and `.grad` (`T`), a record of the course's
@@ -34,7 +34,7 @@ import sys as _sys
 
 import torch as _torch
 
-# The protocol's names (course.grading.kernel.protocol) and the encoder (course.grading.kernel.packing): in the
+# The protocol's names (course.grading.kernel.protocol) and the encoder (course.grading.kernel.wire_encode): in the
 # kernel their text has run in this module's namespace just before this file's (the kernel has no `course`
 # package); imported when this file is imported as a module.
 if "MAGIC" not in globals():
@@ -68,7 +68,7 @@ if "MAGIC" not in globals():
         TAG_TENSOR,
         TAG_TUPLE,
     )
-    from course.grading.kernel.packing import pack, receive_frame, send_frame
+    from course.grading.kernel.wire_encode import pack, receive_frame, send_frame
     from course.grading.kernel.sealed import _SEALED
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 _KERNEL_SIDE = Path(__file__).parent
 PROTOCOL_SOURCE = (_KERNEL_SIDE / "protocol.py").read_text()
-PACKING_SOURCE = (_KERNEL_SIDE / "packing.py").read_text()
+PACKING_SOURCE = (_KERNEL_SIDE / "wire_encode.py").read_text()
 SEALED_SOURCE = (_KERNEL_SIDE / "sealed.py").read_text()
 SERVER_SOURCE = (_KERNEL_SIDE / "answer_server.py").read_text()
 
@@ -24,7 +24,7 @@ import builtins, sys, types
 module = types.ModuleType("_course_answers")
 module.__dict__["__builtins__"] = dict(vars(builtins))
 exec(compile(PROTOCOL, "<course protocol>", "exec"), module.__dict__)
-exec(compile(PACKING, "<course packing>", "exec"), module.__dict__)
+exec(compile(PACKING, "<course wire_encode>", "exec"), module.__dict__)
 exec(compile(SEALED, "<course sealed helpers>", "exec"), module.__dict__)
 exec(compile(SOURCE, "<course answers>", "exec"), module.__dict__)
 sys.modules["_course_answers"] = module

@@ -13,7 +13,7 @@ One test's conversation, over one unix socket; every message is framed by HEADER
                       (request and reply repeat until the test is over)
     judge  -> kernel  END, then a pickle of the judge's global state
 
-An answer (`packing.pack`, read by `course.grading.verdicts.wire.decode`) is data only: MAGIC, the
+An answer (`wire_encode.pack`, read by `course.grading.verdicts.wire_decode.decode`) is data only: MAGIC, the
 length of a JSON header (4 bytes), the header, then the raw bytes of its tensors. Inside the JSON, WIRE_*
 keys mark what JSON has no type for. Above that layer, a value is a plain scalar or a tuple whose first
 item is one of the TAG_* below; `states` hold one tagged state per argument the judge listed ("nodes"),

@@ -24,13 +24,13 @@ from course.grading.kernel.protocol import (
     OK,
     RAISE,
 )
-from course.grading.verdicts.decode import Decoder, KernelObject
+from course.grading.verdicts.standins import Decoder, KernelObject
 from course.grading.verdicts.mirror import Files
 from course.grading.verdicts.notes import Listener
 from course.grading.verdicts.remote import RemoteObject
 from course.grading.verdicts.state import global_state, set_global_state
 from course.grading.verdicts.sync import apply_all, nodes_of
-from course.grading.verdicts.wire import WireError, decode
+from course.grading.verdicts.wire_decode import WireError, decode
 
 _EXCEPTIONS = {"UnpicklingError": pickle.UnpicklingError}
 

@@ -8,7 +8,7 @@ values of the grader's own:
 
 - requests go in as pickles of the grader's own objects (its models, tensors, probes,
   optimizers: only what the call needs), with the kernel's own objects named by number;
-- answers come back as data only: `course.grading.verdicts.wire.decode` reads them (JSON and raw tensor
+- answers come back as data only: `course.grading.verdicts.wire_decode.decode` reads them (JSON and raw tensor
   bytes, nothing unpickled) with exact type checks, then `_Decoder` builds plain values
   from their tags. A value that is not data (a model of the student's class, a
   tensor that still has its autograd graph) stays in the kernel and comes back as a new

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from course.grading.kernel.protocol import AUTOCAST_DEVICES, DTYPES
-from course.grading.verdicts.wire import WireError
+from course.grading.verdicts.wire_decode import WireError
 
 # -- torch's global state -------------------------------------------------------------------------------
 

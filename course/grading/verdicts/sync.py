@@ -22,9 +22,9 @@ from course.grading.kernel.protocol import (
     TAG_OPAQUE,
     TAG_TENSOR,
 )
-from course.grading.verdicts.decode import Decoder, KernelObject
+from course.grading.verdicts.standins import Decoder, KernelObject
 from course.grading.verdicts.remote import RemoteObject
-from course.grading.verdicts.wire import WireError
+from course.grading.verdicts.wire_decode import WireError
 
 if TYPE_CHECKING:
     from course.grading.verdicts.connection import Connection

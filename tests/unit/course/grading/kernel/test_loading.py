@@ -25,7 +25,7 @@ def loaded(monkeypatch):
 def test_the_texts_are_the_kernel_side_modules_own():
     folder = loading._KERNEL_SIDE
     assert loading.PROTOCOL_SOURCE == (folder / "protocol.py").read_text()
-    assert loading.PACKING_SOURCE == (folder / "packing.py").read_text()
+    assert loading.PACKING_SOURCE == (folder / "wire_encode.py").read_text()
     assert loading.SEALED_SOURCE == (folder / "sealed.py").read_text()
     assert loading.SERVER_SOURCE == (folder / "answer_server.py").read_text()
 
@@ -41,7 +41,7 @@ def test_loading_makes_a_module_of_its_own_and_leaves_the_notebook_as_it_was(loa
     assert set(namespace) == {"__name__", "__builtins__"}       # no name of the server's in the notebook
     assert isinstance(module, types.ModuleType) and module.__name__ == "_course_answers"
     assert callable(module._course_serve)
-    for name in ("send_frame", "receive_frame", "pack"):        # protocol and packing ran ahead of the server
+    for name in ("send_frame", "receive_frame", "pack"):        # protocol and the encoder ran ahead of the server
         assert callable(getattr(module, name)), name
 
 

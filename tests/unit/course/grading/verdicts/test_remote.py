@@ -16,12 +16,12 @@ import torch
 from grading_support import answer_kernel, listening
 from torch import nn
 
-from course.grading.verdicts import connection, decode, sync
+from course.grading.verdicts import connection, standins, sync
 from course.grading.verdicts.connection import Connection
-from course.grading.verdicts.decode import KernelObject
+from course.grading.verdicts.standins import KernelObject
 from course.grading.verdicts.remote import RemoteObject
 from course.grading.verdicts.judge import Judge
-from course.grading.verdicts.wire import WireError
+from course.grading.verdicts.wire_decode import WireError
 from helpers.selfcheck import names_of
 
 NOTEBOOK = textwrap.dedent('''
@@ -237,11 +237,11 @@ def test_names_a_test_takes_from_the_notebook():
 ])
 def test_forged_answers_are_refused(forged):
     with pytest.raises(WireError):
-        decode.Decoder(None, []).value(forged)
+        standins.Decoder(None, []).value(forged)
 
 
 def test_a_kernel_object_in_an_arguments_state_is_inert():
-    decoded = decode.Decoder(None, [], inert=True).value(("H", 7, "function", True, ["builtins.function"]))
+    decoded = standins.Decoder(None, [], inert=True).value(("H", 7, "function", True, ["builtins.function"]))
     assert type(decoded) is KernelObject and not callable(decoded)
 
 
@@ -285,7 +285,7 @@ def test_a_class_or_module_never_lands_on_a_tests_object():
     assert model.loss_kind is nn.MSELoss and model.training is False  # the very class it held: kept
     assert pickle.loads(pickle.dumps(loader.collate_fn)) == "<type the judge refused>"   # back in the kernel
     with pytest.raises(WireError):
-        decode.Decoder(None, []).value((TAG_NUMPY_SCALAR, "int64", 2 ** 70))
+        standins.Decoder(None, []).value((TAG_NUMPY_SCALAR, "int64", 2 ** 70))
 
 
 def test_what_a_call_leaves_on_a_test_object_is_never_live():
@@ -313,7 +313,7 @@ def test_a_class_name_never_imports_a_module():
     had = numpy.__dict__.pop("f2py", None)
     try:
         with pytest.raises(WireError):
-            decode.Decoder(None, []).value((TAG_LIBRARY, "numpy", "f2py.X"))
+            standins.Decoder(None, []).value((TAG_LIBRARY, "numpy", "f2py.X"))
         assert "numpy.f2py" not in sys.modules
     finally:
         sys.modules.update(before)

@@ -1,5 +1,5 @@
-"""course.grading.verdicts.wire: only data crosses from the student's process to the judge, decoded without running it
-(sent as the kernel sends it, with the answer server's `pack`)."""
+"""course.grading.verdicts.wire_decode: only data crosses from the student's process to the judge, decoded without
+running it (sent as the kernel sends it, with the answer server's `pack`)."""
 
 import collections
 import io
@@ -10,9 +10,9 @@ import pytest
 import torch
 from torch import nn
 
-from course.grading.kernel.packing import pack
+from course.grading.kernel.wire_encode import pack
 from course.grading.kernel.protocol import MAGIC
-from course.grading.verdicts.wire import MAX_ITEMS, WireError, decode
+from course.grading.verdicts.wire_decode import MAX_ITEMS, WireError, decode
 
 
 def test_data_round_trips_exactly():
@@ -88,7 +88,7 @@ def test_a_class_comes_only_by_its_own_name():
     import torch.utils._sympy.numbers  # noqa: F401
 
     from course.grading.kernel.protocol import TAG_LIBRARY
-    from course.grading.verdicts.decode import Decoder
+    from course.grading.verdicts.standins import Decoder
 
     def taken(module, qualname):
         return Decoder(None, []).value((TAG_LIBRARY, module, qualname))

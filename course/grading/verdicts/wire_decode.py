@@ -1,5 +1,5 @@
 """Data-only values from the student's sandboxed process to the judge: `decode` reads an answer that the
-kernel's `packing.pack` wrote (the format: `course.grading.kernel.protocol`).
+kernel's `wire_encode.pack` wrote (the format: `course.grading.kernel.protocol`).
 
 An answer is a JSON document (read by Python's `json`, which builds only dicts, lists, strings and
 numbers) whose tagged parts stand for tuples, dicts, complex numbers, bytes and tensors, followed by the
@@ -41,7 +41,7 @@ _DTYPES = {name: getattr(torch, name) for name in (
 
 
 def decode(data: bytes):
-    """The value `course.grading.kernel.packing.pack` wrote, built without running anything from the sender."""
+    """The value `course.grading.kernel.wire_encode.pack` wrote, built without running anything from the sender."""
     if type(data) is not bytes or not data.startswith(MAGIC) or len(data) < len(MAGIC) + 4:
         raise WireError("not a data-only value")
     (size,) = struct.unpack("!I", data[len(MAGIC):len(MAGIC) + 4])
@@ -66,7 +66,7 @@ def decode(data: bytes):
 
 
 def _tree(item, blobs: list, depth: int, left: list):
-    """The value a JSON `item` stands for (see `course.grading.kernel.packing.pack`); `left`: how many more values
+    """The value a JSON `item` stands for (see `course.grading.kernel.wire_encode.pack`); `left`: how many more values
     this answer may hold."""
     if depth > MAX_DEPTH * 2:
         raise WireError("nested too deeply")

@@ -2,7 +2,7 @@
 
 Sent into the kernel with the answer server (course.grading.kernel.loading) and run there in the server's
 namespace, after the protocol's text: it uses only the standard library and torch, as the kernel has no
-`course` package. The grader reads what `pack` wrote with `course.grading.verdicts.wire.decode`, without
+`course` package. The grader reads what `pack` wrote with `course.grading.verdicts.wire_decode.decode`, without
 running anything from the sender.
 """
 
@@ -27,7 +27,7 @@ if "MAGIC" not in globals():
 
 def pack(value):
     """`value` (None, bool, int, float, complex, str, bytes, plain tensors, and tuples, lists and dicts of
-    these) as JSON plus the raw bytes of its tensors: what `course.grading.verdicts.wire.decode` reads without running
+    these) as JSON plus the raw bytes of its tensors: what `course.grading.verdicts.wire_decode.decode` reads without running
     anything. Raises TypeError for anything else."""
     blobs = []
 

@@ -36,7 +36,7 @@ from course.grading.kernel.protocol import (
 )
 from course.grading.verdicts.remote import RemoteObject
 from course.grading.verdicts.state import available
-from course.grading.verdicts.wire import WireError, hash_safe
+from course.grading.verdicts.wire_decode import WireError, hash_safe
 
 if TYPE_CHECKING:
     from course.grading.verdicts.connection import Channel, Connection
