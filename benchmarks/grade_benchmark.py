@@ -42,11 +42,11 @@ import nbformat  # noqa: E402
 from nbclient import NotebookClient  # noqa: E402
 
 from course.notebook import cells  # noqa: E402
-from course.fixtures.answers import first_wrong_answers  # noqa: E402
+from course.submissions.answers import first_wrong_answers  # noqa: E402
 from course.grading.gradebooks import cell_scores  # noqa: E402
 from course.notebook.nbgrader_runs import run_nbgrader, scratch_course, submit  # noqa: E402
 from course.checkout import Course  # noqa: E402
-from course.fixtures import reference_answers, with_answers  # noqa: E402
+from course.submissions import reference_answers, with_answers  # noqa: E402
 
 KINDS = ("full", "half", "blank", "wrong")
 

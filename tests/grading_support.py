@@ -1,4 +1,4 @@
-"""What the tests share: the course checkout they test, its fixtures bound to it (course.fixtures), and
+"""What the tests share: the course checkout they test, its fixtures bound to it (course.submissions), and
 helpers for reading pages and for a stand-in of a student's kernel."""
 
 import contextlib
@@ -10,8 +10,8 @@ from pathlib import Path
 import plain_record
 
 from course.checkout import Course
-from course.fixtures import answers
-from course.fixtures.answers import GradedAssignment, KeptAnswer  # noqa: F401 - for the tests' annotations
+from course.submissions import answers
+from course.submissions.answers import GradedAssignment, KeptAnswer  # noqa: F401 - for the tests' annotations
 from course.notebook import cells
 from course.notebook.cells import hidden_lines
 

@@ -6,7 +6,7 @@ untouched, as released.
 """
 
 from course.notebook import cells
-from course.fixtures import reference_answers, with_answers
+from course.submissions import reference_answers, with_answers
 from grading_support import COURSE, wrong_answers
 
 

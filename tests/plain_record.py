@@ -25,16 +25,16 @@ import tempfile
 from pathlib import Path
 
 from course.checkout import Course
-from course.fixtures import answers
-from course.fixtures.answers import GradedAssignment
+from course.submissions import answers
+from course.submissions.answers import GradedAssignment
 
 RECORDS = Path(__file__).resolve().parent / "recorded"
 # What plain nbgrader's grading reads, below a checkout's root. The course code is the closure of what
-# course.fixtures.answers and nbgrader's plugins (course.plugins, loaded by nbgrader_config.py) import:
+# course.submissions.answers and nbgrader's plugins (course.plugins, loaded by nbgrader_config.py) import:
 # tests/repository/test_plain_record.py checks that it stays so. course.grading is not in it: plain nbgrader never
 # runs it.
 SHARED_INPUTS = ("nbgrader_config.py", "release/nbgrader_config.py", "helpers", "course/__init__.py",
-                 "course/checkout.py", "course/fixtures", "course/notebook", "course/plugins")
+                 "course/checkout.py", "course/submissions", "course/notebook", "course/plugins")
 ASSIGNMENT_INPUTS = ("source/{}", "fixtures/wrong_answers/{}", "fixtures/right_answers/{}")
 OWN_DISTRIBUTION = "pytorch-course-section10"
 

@@ -4,7 +4,7 @@ Outside (`compat`): make or reuse `build/compat/<version>/venv`, install that to
 the CUDA one, which runs on a CPU) with every other pinned requirement and this checkout
 (editable), check where torch came from and that every pin holds, then run the inside part with
 the venv's Python. Inside (`check_here`): the same grading the test suite does
-(course.fixtures.answers: a real `nbgrader autograde` of the reference answers, the untouched
+(course.submissions.answers: a real `nbgrader autograde` of the reference answers, the untouched
 release and the wrong answers of fixtures/wrong_answers/, a sample of them when asked); the
 reference submission is the whole reference notebook, so every one of its cells must also have run
 without error. Kernels are the venv's own.
@@ -157,7 +157,7 @@ def check_here(course: Course, version: str, assignments: list[str], sample: int
     """Grade and run every assignment with this Python's torch; print a summary; 0 when all held."""
     import torch
 
-    from course.fixtures.answers import grade
+    from course.submissions.answers import grade
 
     failures = [f"setup: {p}" for p in _installed_problems(course, version)]
     summary = []

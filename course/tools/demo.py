@@ -22,8 +22,8 @@ from pathlib import Path
 import nbformat
 
 from course.checkout import Course
-from course.fixtures import reference_answers, with_answers
-from course.fixtures.answers import first_wrong_answers
+from course.submissions import reference_answers, with_answers
+from course.submissions.answers import first_wrong_answers
 from course.grading import gradebooks
 from course.grading.batch import grade
 from course.grading.contract import GradeOptions

@@ -26,8 +26,8 @@ from course.grading.batch import grade
 from course.grading.bundle import BundleError, pack, unpack
 from course.grading.cluster import Cluster, grade_on_worker, handed_in, job_bundle, received, wait_for_workers
 from course.grading.contract import FailureKind, GradeOptions, GradeResult, GradingStopped, Job
-from course.fixtures import reference_answers, with_answers
-from course.fixtures.answers import lean
+from course.submissions import reference_answers, with_answers
+from course.submissions.answers import lean
 from course.grading.gradebooks import cell_scores, scores
 from course.notebook import cells
 from course.notebook.nbgrader_runs import submit

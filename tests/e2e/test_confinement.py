@@ -27,7 +27,7 @@ from course.grading.contract import GradeOptions
 from course.notebook.nbgrader_runs import submit
 from course.grading.sandbox.policy import Limits
 from course.grading.sandbox.host import control_groups, remove_groups
-from course.fixtures import reference_answers, with_answers
+from course.submissions import reference_answers, with_answers
 
 pytestmark = [pytest.mark.xdist_group("confinement"), pytest.mark.sandbox, pytest.mark.e2e]
 

@@ -1,6 +1,6 @@
 """`course grade` on one class: honest submissions and every bad one in fixtures/bad_submissions/, one batch.
 
-The honest students are the ones course.fixtures.answers grades with plain `nbgrader
+The honest students are the ones course.submissions.answers grades with plain `nbgrader
 autograde` (reference answers, the untouched release, the first wrong answers), so that
 their grades here can be compared cell by cell with nbgrader's own, at no extra cost: the
 tests share that run by staying in its xdist group.
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from course.fixtures.bad import all_bad, matches, report_lines, submit_bad
+from course.submissions.bad import all_bad, matches, report_lines, submit_bad
 from grading_support import COURSE, secret_lines, shown_lines, wrong_answers
 from grading_support import grade as plain_nbgrader
 
@@ -27,7 +27,7 @@ from course.grading.gradebooks import cell_scores
 from course.notebook.nbgrader_runs import submit
 from course.grading.diagnose import TAMPERING
 from course.grading.sandbox.policy import Limits
-from course.fixtures import reference_answers, with_answers
+from course.submissions import reference_answers, with_answers
 
 ASSIGNMENT = "01_tensors_devices"
 HONEST = ("reference", "untouched", "wrong0")

@@ -24,7 +24,7 @@ from course.notebook.classdir import ClassDir
 from course.notebook.nbgrader_runs import submit
 from course.checkout import Course
 from course.grading.sandbox.policy import Limits, kernel_readonly_paths, make_sandbox
-from course.fixtures import with_answers
+from course.submissions import with_answers
 from grading_support import ROOT
 
 MINI = "mini"

@@ -13,7 +13,7 @@ import os
 import pytest
 from grading_support import COURSE
 
-from course.fixtures.bad import all_bad
+from course.submissions.bad import all_bad
 from e2e.test_grade_mechanics import CORRECT, MINI, _scores, hand_in, mini_course
 
 from course.grading.batch import grade

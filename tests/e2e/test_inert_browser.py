@@ -29,7 +29,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from course.fixtures import with_answers
+from course.submissions import with_answers
 from course.grading.batch import grade
 from course.grading.contract import GradeOptions
 from course.notebook.classdir import ClassDir

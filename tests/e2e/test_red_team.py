@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from course.fixtures.bad import BadSubmission, load, report_lines, submit_bad
+from course.submissions.bad import BadSubmission, load, report_lines, submit_bad
 from grading_support import COURSE
 
 from course.notebook import cells
@@ -20,8 +20,8 @@ from course.grading.contract import GradeOptions
 from course.grading.gradebooks import cell_scores
 from course.notebook.nbgrader_runs import submit
 from course.grading.sandbox.policy import Limits
-from course.fixtures import reference_answers, with_answers
-from course.fixtures.answers import lean
+from course.submissions import reference_answers, with_answers
+from course.submissions.answers import lean
 
 ASSIGNMENT = "01_tensors_devices"
 RED_DIR = COURSE.root / "tests" / "red_team"

@@ -16,8 +16,8 @@ from traitlets.config.loader import PyFileConfigLoader
 from grading_support import COURSE, ROOT
 from postgres_server import binaries, postgres_server
 
-from course.fixtures import reference_answers, with_answers
-from course.fixtures.answers import lean
+from course.submissions import reference_answers, with_answers
+from course.submissions.answers import lean
 from course.grading.batch import grade
 from course.grading.contract import GradeOptions, GradingStopped
 from course.grading.gradebooks import cell_scores, made, merge_autograde, scores

@@ -87,7 +87,7 @@ def test_course_check_does_not_take_the_settings_file_for_a_stray_release():
 @pytest.mark.e2e       # nbgrader validate runs the release notebook in a kernel
 @pytest.mark.slow
 def test_validate_shows_each_failure_message_first_without_a_traceback(tmp_path):
-    from course.fixtures import with_answers
+    from course.submissions import with_answers
 
     release = nbformat.read(str(COURSE.release_notebook("01_tensors_devices")), as_version=4)
     wrong = "def broadcast_shape(shape_a, shape_b):\n    return (1,)"

@@ -1,7 +1,7 @@
 """`course grade` decides every test cell outside the student's kernel (course/grading/verdicts/) and still
 gives plain `nbgrader autograde`'s scores, cell by cell, for every honest, wrong and right answer in fixtures/.
 
-The submissions are the very ones course.fixtures.answers grades with plain nbgrader (reference,
+The submissions are the very ones course.submissions.answers grades with plain nbgrader (reference,
 reference without the demonstrations, untouched release, every wrong answer of fixtures/wrong_answers/ and
 every right one of fixtures/right_answers/),
 so each assignment's plain run is shared with test_autograde.py by staying in its xdist group.

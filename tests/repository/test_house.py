@@ -77,7 +77,7 @@ def test_each_package_says_what_it_is_for():
 
 
 def test_no_product_code_reads_the_tests_folder():
-    """`course demo`, `course compat` and the benchmark load fixtures through course.fixtures, never from tests/."""
+    """`course demo`, `course compat` and the benchmark load fixtures through course.submissions, never from tests/."""
     readers = []
     for name, path in _modules().items():
         for node in ast.walk(ast.parse(path.read_text())):

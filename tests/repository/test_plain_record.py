@@ -13,15 +13,15 @@ import pytest
 from grading_support import COURSE, ROOT
 
 from course.checkout import Course
-from course.fixtures import answers
-from course.fixtures.answers import GradedAssignment
+from course.submissions import answers
+from course.submissions.answers import GradedAssignment
 
 ASSIGNMENT = "01_tensors_devices"
 
 
 def test_the_course_code_plain_nbgrader_runs_is_all_in_the_key():
     # nbgrader_config.py loads course.plugins.rules, which names the other plugins; answers builds the submissions.
-    code = ("import importlib, json, pkgutil, sys, course.plugins, course.fixtures.answers\n"
+    code = ("import importlib, json, pkgutil, sys, course.plugins, course.submissions.answers\n"
             "for m in pkgutil.walk_packages(course.plugins.__path__, 'course.plugins.'):\n"
             "    importlib.import_module(m.name)\n"
             "print(json.dumps(sorted(m.__file__ for n, m in sys.modules.items()"
@@ -53,7 +53,7 @@ def checkout(tmp_path, monkeypatch):
 
 # What plain nbgrader's grading reads, said here again on purpose: a key that left one out would pass otherwise.
 INPUTS = ["nbgrader_config.py", "release/nbgrader_config.py", "helpers/checks.py", "helpers/selfcheck_data",
-          "course/__init__.py", "course/checkout.py", "course/fixtures/answers.py", "course/notebook/cells.py",
+          "course/__init__.py", "course/checkout.py", "course/submissions/answers.py", "course/notebook/cells.py",
           "course/plugins/rules.py", f"source/{ASSIGNMENT}/{ASSIGNMENT}.ipynb",
           f"fixtures/wrong_answers/{ASSIGNMENT}", f"fixtures/right_answers/{ASSIGNMENT}"]
 

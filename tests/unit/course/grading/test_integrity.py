@@ -11,7 +11,7 @@ from grading_support import COURSE, right_answers, wrong_answers
 from course.notebook import cells
 
 from course.grading import integrity
-from course.fixtures import reference_answers
+from course.submissions import reference_answers
 
 FLAGGED = [
     # Issue 38's held-out red team (/tmp/redteam38): a sealed probe's class rewritten through type(); a module the
