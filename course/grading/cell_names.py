@@ -112,6 +112,8 @@ def roots(value) -> set[str]:
         return {root for operand in value.values for root in roots(operand)}
     if isinstance(value, ast.IfExp):
         return roots(value.body) | roots(value.orelse)
+    if isinstance(value, ast.Call):       # what a call returns is not the module it was called from (torch.randn(3))
+        return set()
     spelled = dotted(value)
     return {spelled.split(".")[0]} if spelled else set()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import re
 import importlib.util
 from pathlib import Path
 
@@ -36,6 +37,8 @@ _SUSPICIOUS_CALLS = {
     ("os", "mknod"): "makes a special file",
     ("inspect", "getclosurevars"): "reads the variables a function closes over",
     ("inspect", "signature"): "reads a function's signature (its defaults)",
+    ("sys", "_current_frames"): "reads every thread's frame",
+    ("traceback", "walk_stack"): "reads the call stack",
 }
 # pathlib's ways to the same: any object's method of that name.
 _SUSPICIOUS_METHODS = {"symlink_to": "makes a symbolic link", "hardlink_to": "makes a hard link",
@@ -44,9 +47,11 @@ _SUSPICIOUS_METHODS = {"symlink_to": "makes a symbolic link", "hardlink_to": "ma
 _RUN_TIME_IMPORTS = {"import_module", "__import__", "importlib.import_module", "importlib.__import__",
                      "sys.modules.get"}
 # The grader's answer server in the kernel (course.grading.kernel.answer_server): patched, it forges what the kernel reports.
-_SERVER_NAMES = ("_course_answers", "_course_serve", "_SERVERS", "_SEALED")
-# The course's own names in the kernel (a probe's or a payload's, in builtins or anywhere): no answer needs one.
+_SERVER_NAMES = ("_course_answers", "_course_serve", "_SERVERS", "_SEALED", "_Server")
+# The course's own names in the kernel (a probe's or a payload's, in builtins or anywhere): no answer needs one. In a
+# string, only where a name starts ("pytorch_course_section10", a folder, is a student's path).
 _COURSE_PREFIX = "_course_"
+_COURSE_NAME_IN_TEXT = re.compile(r"(?<![A-Za-z0-9])_course_")
 
 
 # Attributes whose assignment changes what a function does while it stays the same object.
@@ -85,9 +90,12 @@ _PAST_THE_RULES = {"__setattr__", "__delattr__"}
 _OVERRIDE_READERS = {"_len_torch_dispatch_stack", "_get_dispatch_stack_at", "_len_torch_function_stack",
                      "_get_function_stack_at", "_get_current_dispatch_mode", "_get_current_dispatch_mode_stack",
                      "_get_current_function_mode", "_get_current_function_mode_stack", "_is_torch_function_mode_enabled",
-                     "_is_torch_function_enabled"}
+                     "_is_torch_function_enabled", "is_in_torch_dispatch_mode", "any_torch_dispatch_mode_on_stack"}
 # Code built at run time: what it runs cannot be read here.
 _CODE_RUNNERS = {"exec", "eval", "compile", "builtins.exec", "builtins.eval", "builtins.compile"}
+_CODE_RUNNER_MODULES = {"code", "codeop", "runpy"}
+# Modules whose names a star import would bind unseen (gc.get_objects, sys._getframe, inspect.stack, ...).
+_NO_STAR = {"gc", "sys", "inspect", "builtins", "traceback", "operator", "copyreg", "importlib", "ctypes"}
 # Ways to every object in the process (the course's sealed probe modules among them), by attribute or by text.
 _OBJECT_WALKERS = {"get_objects", "get_referrers", "get_referents", "dispatch_table"}
 # Dict writes through a function rather than a method (operator.setitem(vars(m), ...)).
@@ -140,9 +148,26 @@ def _reasons(tree: ast.Module) -> list[str]:
     modules = roots | imported_names(tree)
     reasons += _setattr_on_arguments(tree)
     imported = import_map(tree)
+    defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    for text in _texts(tree):
+        reasons += _text_reasons(text)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            reasons += _text_reasons(node.value)
+        if isinstance(node, ast.Compare) and any(text in _PROBES for text in _compared_texts(node)):
+            reasons.append("compares a name with one of the course's probes (an answer that knows it is watched is "
+                           "judged on what it does then)")
+        if isinstance(node, ast.Attribute) and node.attr == "__subclasses__":
+            reasons.append("walks a class's subclasses (the course's probe classes among them)")
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in _NO_STAR \
+                and any(alias.name == "*" for alias in node.names):
+            reasons.append(f"imports every name of {node.module} (*), which the scan cannot follow")
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                (getattr(node, "module", None) or alias.name).split(".")[0] in _CODE_RUNNER_MODULES for alias in node.names):
+            reasons.append("runs code it builds at run time (code, codeop, runpy): what it runs cannot be read here")
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in _CODE_RUNNERS \
+                and node.id not in defined and not _called(node, tree):
+            reasons.append(f"takes {node.id} as a value (a way to run code built at run time under another name)")
+        if isinstance(node, (ast.For, ast.comprehension)) and dotted(node.iter) == "sys.modules":
+            reasons.append("walks sys.modules")
         if isinstance(node, ast.Attribute) and node.attr in _OVERRIDE_READERS \
                 or isinstance(node, ast.alias) and node.name.split(".")[-1] in _OVERRIDE_READERS:
             reasons.append("asks which of torch's overrides are active (how a probe watches a call)")
@@ -152,17 +177,16 @@ def _reasons(tree: ast.Module) -> list[str]:
         if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
                 (getattr(node, "module", None) or alias.name).split(".")[0] == "copyreg" for alias in node.names):
             reasons.append("reads the pickling registry (copyreg), where the course's probe classes are listed")
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(n in node.value for n in _SERVER_NAMES) \
-                or isinstance(node, ast.Name) and node.id.startswith(_SERVER_NAMES) \
+        if isinstance(node, ast.Name) and node.id.startswith(_SERVER_NAMES) \
                 or isinstance(node, ast.Attribute) and node.attr.startswith(_SERVER_NAMES):
             reasons.append("reaches into the grader's answer server in the kernel")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _COURSE_PREFIX in node.value \
-                or isinstance(node, ast.Name) and node.id.startswith(_COURSE_PREFIX) \
+        elif isinstance(node, ast.Name) and node.id.startswith(_COURSE_PREFIX) \
                 or isinstance(node, ast.Attribute) and node.attr.startswith(_COURSE_PREFIX):
             reasons.append(f"uses the grader's own names in the kernel ({_COURSE_PREFIX}...)")
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
-            # Setting a flag such as torch.backends.cudnn.benchmark = True replaces nothing.
-            flag = isinstance(getattr(node, "value", None), ast.Constant)
+            # Setting a flag such as torch.backends.cudnn.benchmark = True (or = deterministic) replaces nothing.
+            flag = isinstance(getattr(node, "value", None), ast.Constant) or isinstance(node, ast.Assign) and all(
+                (dotted(t) or "").startswith("torch.backends.") for t in node.targets)
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for target in targets:
                 spelled = dotted(target)
@@ -172,7 +196,7 @@ def _reasons(tree: ast.Module) -> list[str]:
                     reasons.append(f"changes the namespace of {namespace_of(target.value, roots)}")
                 elif isinstance(target, ast.Subscript) and attribute_dict(target.value):
                     reasons.append(f"changes the attributes of {attribute_dict(target.value)} through its __dict__")
-                if isinstance(target, ast.Attribute) and class_of(target.value, classes):
+                if isinstance(target, ast.Attribute) and class_of(target.value, classes) not in (None, "self"):
                     reasons.append(f"changes the class of {class_of(target.value, classes)} (.{target.attr})")
                 if isinstance(target, ast.Attribute) and _private(target.attr) and dotted(target.value) != "self":
                     reasons.append(f"changes a private attribute of {dotted(target.value) or 'an object'} "
@@ -187,7 +211,7 @@ def _reasons(tree: ast.Module) -> list[str]:
                     reasons.append("rebinds names through globals()")
         elif isinstance(node, ast.Call):
             func = canonical(dotted(node.func), imported)
-            if func in _CODE_RUNNERS:
+            if func in _CODE_RUNNERS and func.rpartition(".")[2] not in defined:
                 reasons.append(f"runs code it builds at run time ({func}): what it runs cannot be read here")
             if func in _DICT_WRITERS and node.args and (attribute_dict(node.args[0]) or namespace_of(node.args[0], roots)):
                 reasons.append(f"changes the attributes of {attribute_dict(node.args[0]) or namespace_of(node.args[0], roots)} "
@@ -196,11 +220,11 @@ def _reasons(tree: ast.Module) -> list[str]:
                 owner = dotted(node.args[0])
                 if owner and owner.split(".")[0] in modules:
                     reasons.append(f"{func} on {owner}")
-                if class_of(node.args[0], classes):
+                if class_of(node.args[0], classes) not in (None, "self"):
                     reasons.append(f"{func} on the class of {class_of(node.args[0], classes)}")
-                if len(node.args) >= 2 and not is_text(node.args[1]):
+                if len(node.args) >= 2 and not is_text(node.args[1]) and owner != "self":
                     reasons.append(f"sets an attribute by a name it builds ({func})")
-                elif len(node.args) >= 2 and _private(node.args[1].value) and owner != "self":
+                elif len(node.args) >= 2 and is_text(node.args[1]) and _private(node.args[1].value) and owner != "self":
                     reasons.append(f"changes a private attribute of {owner or 'an object'} ({func})")
             if isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "setdefault", "__setitem__", "pop") \
                     and namespace_of(node.func.value, roots):
@@ -210,7 +234,8 @@ def _reasons(tree: ast.Module) -> list[str]:
                     and attribute_dict(node.func.value):
                 reasons.append(f"changes the attributes of {attribute_dict(node.func.value)} through its __dict__")
             if isinstance(node.func, ast.Attribute) and node.func.attr in _PAST_THE_RULES \
-                    and dotted(node.func.value) not in ("super", "self"):
+                    and dotted(node.func.value) not in ("super", "self") \
+                    and not (node.args and dotted(node.args[0]) == "self"):    # a frozen dataclass's own __post_init__
                 reasons.append(f"sets an attribute past its object's own rules ({dotted(node.func) or node.func.attr})")
             if isinstance(node.func, ast.Attribute) and node.func.attr in _SUSPICIOUS_METHODS:
                 reasons.append(_SUSPICIOUS_METHODS[node.func.attr])
@@ -227,9 +252,14 @@ def _reasons(tree: ast.Module) -> list[str]:
                         dotted(arg) == "sys.modules" for arg in node.args):
                 reasons.append("walks sys.modules")
             if func == "getattr" and len(node.args) >= 2 and (
-                    isinstance(node.args[1], ast.Constant) and node.args[1].value in _FUNCTION_INSIDES
-                    or not is_text(node.args[1])):
+                    _joined(node.args[1]) in _FUNCTION_INSIDES
+                    or _joined(node.args[1]) is None and _reached(node.args[0], classes)):
                 reasons.append("reads an attribute by a name it builds or a function's insides (getattr)")
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "__getattribute__" \
+                    and dotted(node.func.value) not in ("super", "self"):
+                reasons.append("reads an attribute past its object's own rules (__getattribute__)")
+            if func in ("timeit.timeit", "timeit.repeat", "timeit.Timer") and any(k.arg == "globals" for k in node.keywords):
+                reasons.append("runs code it builds at run time (timeit with globals)")
             if func and "." in func:
                 module, _, attr = func.rpartition(".")
                 if (module.split(".")[-1], attr) in _SUSPICIOUS_CALLS:
@@ -247,7 +277,7 @@ def _reasons(tree: ast.Module) -> list[str]:
             reasons.append("uses __builtins__")
         elif isinstance(node, ast.Name) and node.id in _HISTORY and node.id not in own:
             reasons.append(f"reads the executed cells ({node.id})")
-        elif isinstance(node, ast.Attribute) and node.attr in _KERNEL_INTERNALS:
+        elif isinstance(node, ast.Attribute) and node.attr in _KERNEL_INTERNALS and dotted(node.value) != "self":
             reasons.append(f"reaches into IPython's machinery (.{node.attr})")
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in _FUNCTION_INSIDES:
             reasons.append(f"reads the insides of a function (.{node.attr})")
@@ -260,16 +290,65 @@ def _reasons(tree: ast.Module) -> list[str]:
     return sorted(set(reasons))
 
 
+def _texts(tree: ast.Module) -> set[str]:
+    """Every string the cell writes: its constants, and constants joined by + or in an f-string without a value
+    (`"_SEAL" + "ED"`), as the cell would build them."""
+    found = set()
+    for node in ast.walk(tree):
+        text = _joined(node)
+        if text is not None:
+            found.add(text)
+    return found
+
+
+def _joined(node) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _joined(node.left), _joined(node.right)
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in node.values):
+        return "".join(str(v.value) for v in node.values)
+    return None
+
+
+def _compared_texts(node: ast.Compare) -> set[str]:
+    """The strings a comparison compares with (`type(m).__name__ == "LoopProbe"`, `name in ("A", "B")`)."""
+    found = set()
+    for side in [node.left, *node.comparators]:
+        for part in side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]:
+            text = _joined(part)
+            if text is not None:
+                found.add(text)
+    return found
+
+
+def _called(name: ast.Name, tree: ast.Module) -> bool:
+    """Whether `name` is what a call calls (`exec(...)`), not a value handed on (`run = exec`)."""
+    return any(isinstance(n, ast.Call) and n.func is name for n in ast.walk(tree))
+
+
+def _reached(owner, classes: set[str]) -> bool:
+    """Whether `owner` (what getattr reads from) is reached through a call or a class (`type(probe).forward`), not
+    a plain name or attribute chain (`getattr(model, f"fc{i}")`, `getattr(nn, activation)`)."""
+    return any(isinstance(n, ast.Call) for n in ast.walk(owner)) or class_of(owner, classes) is not None
+
+
 def _text_reasons(text: str) -> list[str]:
-    """What a string constant says: a function's insides or a frame's links by name (`attrgetter("__globals__")`),
-    one of the course's probe classes or modules."""
+    """What a string the cell builds says: the grader's own names, a function's insides or a frame's links by name
+    (`attrgetter("__globals__")`), torch's override switches, one of the course's probe modules."""
     reasons = []
+    if any(n in text for n in _SERVER_NAMES):
+        reasons.append("reaches into the grader's answer server in the kernel")
+    elif _COURSE_NAME_IN_TEXT.search(text):
+        reasons.append(f"uses the grader's own names in the kernel ({_COURSE_PREFIX}...)")
+    if text in _OVERRIDE_READERS or text in _OVERRIDE_SWITCHES:
+        reasons.append(f"names one of torch's override switches or readers in a string ('{text}')")
     if text in _FUNCTION_INSIDES or text in _FRAME_LINKS or text in _OBJECT_WALKERS or text in _KERNEL_INTERNALS:
         reasons.append(f"names a function's insides, a frame's links, an object walker or IPython's machinery in a "
                        f"string ('{text}')")
-    if text in _PROBES or text.startswith(_PROBE_MODULES):
-        reasons.append(f"names one of the course's probes ('{text}'): an answer that knows it is watched is judged "
-                       "on what it does then")
+    if text.startswith(_PROBE_MODULES):
+        reasons.append(f"names one of the course's probe modules ('{text}')")
     return reasons
 
 

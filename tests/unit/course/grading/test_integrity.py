@@ -128,8 +128,23 @@ FLAGGED = [
     ("import operator as _o\n_o.setitem(vars(_m), 'x', 1)", "changes the attributes of _m through its __dict__"),
     ("watched = torch._C._len_torch_dispatch_stack() > 0", "asks which of torch's overrides are active"),
     ("import operator\n_s = operator.attrgetter('session')(kernel)", "IPython's machinery in a string ('session')"),
-    ("watched = type(model).__name__ == 'LoopProbe'", "names one of the course's probes ('LoopProbe')"),
-    ("found = [n for n in names if n == 'helpers.probes_training']", "names one of the course's probes"),
+    ("watched = type(model).__name__ == 'LoopProbe'", "compares a name with one of the course's probes"),
+    ("watched = type(model).__name__ in ('LossProbe', 'LoopProbe')", "compares a name with one of the course's probes"),
+    ("found = [n for n in names if n == 'helpers.probes_training']", "names one of the course's probe modules"),
+    # The scan's second reviewer (/tmp/scan38): the same routes by strings joined, star imports, a class's
+    # subclasses, __getattribute__, exec taken as a value, sys.modules iterated.
+    ("table = vars(vars(server)['_SEAL' + 'ED'].modules['helpers.prob' + 'es_debugging'])",
+     "reaches into the grader's answer server"),
+    ("server._Server.global_state = lambda self: []", "reaches into the grader's answer server"),
+    ("inside = object.__getattribute__(torch.broadcast_shapes, '__kwdef' + 'aults__')",
+     "reads an attribute past its object's own rules (__getattribute__)"),
+    ("subs = type.__subclasses__(nn.Module)", "walks a class's subclasses"),
+    ("from gc import *\nobjs = get_objects()", "imports every name of gc (*)"),
+    ("run = exec\nrun(src)", "takes exec as a value"),
+    ("import code\ncode.InteractiveInterpreter().runsource(src)", "runs code it builds at run time (code, codeop"),
+    ("import sys\nserver = next(sys.modules[n] for n in sys.modules if n.endswith('answers'))", "walks sys.modules"),
+    ("off = getattr(torch._C, 'Disable' + 'TorchFunction')", "names one of torch's override switches or readers"),
+    ("import traceback\nframes = list(traceback.walk_stack(None))", "reads the call stack"),
     # Code the scan cannot read (it runs in the TA's process) is named, never a crash of the run.
     ("x = config" + ".b" * 20_000, "cannot be read by the scan"),
     ("x = " + "-" * 100_000 + "1", "cannot be read by the scan"),
@@ -165,6 +180,21 @@ QUIET = [
     "import gc\ngc.collect()",                                   # frees memory, walks nothing
     "pattern = re.compile(r'\\d+')\nmodel.eval()",                # a method named compile or eval
     "name = type(model).__name__\nprint(f'{name}: {model}')",  # its class's name, compared with nothing of ours
+    # The scan's second reviewer's honest cells (/tmp/scan38), flagged before: a call's result is not a module,
+    # names built to read the student's own attributes, its own classes, paths and flags.
+    "model = nn.Sequential(nn.Linear(3, 1)).to(device)\nmodel.loss_history = []",
+    "w = torch.randn(3, requires_grad=True)\nw.grad = torch.zeros(3)",
+    "layer = nn.Linear(3, 1)\nlayer.weight = nn.Parameter(torch.ones(1, 3))",
+    "fc = getattr(model, f'fc{i}')\nact = getattr(nn, activation)()",
+    "class Config:\n    def __init__(self, **kw):\n        for k, v in kw.items():\n            setattr(self, k, v)",
+    "@dataclass(frozen=True)\nclass Best:\n    epoch: int\n    def __post_init__(self):\n"
+    "        object.__setattr__(self, 'epoch', int(self.epoch))",
+    "class Counter:\n    runs = 0\n    def __init__(self):\n        type(self).runs += 1",
+    "def eval(model, loader, device):\n    return 0.0\nacc = eval(model, loader, device)",
+    "path = '/content/drive/MyDrive/pytorch_course_section10/runs'\nwriter = SummaryWriter('runs/dl_course_02')",
+    "torch.backends.cudnn.deterministic = deterministic",
+    "from collections import namedtuple\nStepRecord = namedtuple('StepRecord', 'loss lr')",
+    "IN_COLAB = 'google.colab' in sys.modules",
 ]
 
 
