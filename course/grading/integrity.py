@@ -137,6 +137,8 @@ def suspicious_code(source: str) -> list[str]:
         return [] if tree is None else _reasons(tree)
     except (RecursionError, MemoryError):   # a deep expression: no honest cell is one
         return [UNSCANNABLE]
+    except Exception as error:              # noqa: BLE001 - a cell the scan's own rules trip on is named, the run goes on
+        return [f"could not be read by the scan ({type(error).__name__}): a TA should look"]
 
 
 def _reasons(tree: ast.Module) -> list[str]:

@@ -226,3 +226,11 @@ def test_a_kept_cheat_is_flagged(assignment):
     """A kept wrong answer named `<exercise>__cheat_<what>.py` cheats: the report must name it too."""
     cheats = {w.path.name: w.code for w in wrong_answers(assignment) if _cheat(w)}
     assert not {name for name, code in cheats.items() if not integrity.suspicious_code(code)}
+
+
+def test_a_cell_the_scans_own_rules_trip_on_is_named_not_raised(monkeypatch):
+    def broken(tree):
+        raise AttributeError("a rule read a node it did not expect")
+
+    monkeypatch.setattr(integrity, "_reasons", broken)
+    assert integrity.suspicious_code("x = 1") == ["could not be read by the scan (AttributeError): a TA should look"]
