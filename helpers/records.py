@@ -108,6 +108,10 @@ def autocast_on() -> bool:
 
 # Each Sealed class (the course's, and any made from them) -> its attributes as it was made.
 _AS_MADE: "dict[type, dict]" = {}
+# Where the grader runs these modules from a copy sealed when the kernel started (course/grading/kernel/sealed.py),
+# it sets this: a function that names what was rebound, added or deleted in that copy's modules and builtins since.
+# In a student's own notebook it stays None.
+sealed_changes = None
 
 
 def _hides_a_method(cls, name: str) -> bool:
@@ -155,6 +159,8 @@ def changed(objects=()) -> list[str]:
     for probe in {id(p): p for p in probes if p is not None}.values():
         found += [f"{name} of a {type(probe).__name__}" for name in getattr(probe, "__dict__", {})
                   if _hides_a_method(type(probe), name)]
+    if sealed_changes is not None:
+        found += sealed_changes()
     return found
 
 

@@ -63,6 +63,7 @@ class _Sealed:
         import importlib.util
 
         self.modules = {}
+        self.as_made = {}      # each preloaded module's names -> their values when it was loaded
         self.builtins = dict(vars(builtins))
         self.builtins["__import__"] = self.import_
         self._import, self._spec_at, self._from_spec = builtins.__import__, importlib.util.spec_from_file_location, \
@@ -77,6 +78,24 @@ class _Sealed:
                 self.load(f"helpers.{name}")
             except Exception:  # noqa: BLE001 - a course without that module: asked for later, it is refused
                 pass
+        records = self.modules.get("helpers.records")
+        if records is not None:         # every probe's check (records.changed) also asks what changed here
+            records.sealed_changes = self.changes
+        self.as_made = {name: dict(vars(module)) for name, module in self.modules.items()}
+        self.builtins_as_made = dict(self.builtins)
+
+    def changes(self) -> list:
+        """The names rebound, added or deleted since the kernel started in the preloaded modules' namespaces and in
+        their builtins (a probe's note-taker replaced, a name that shadows a builtin added); a module loaded later
+        as a submodule of one of them is no change."""
+        gone, found = object(), []
+        spaces = [(name, vars(self.modules[name]), made) for name, made in self.as_made.items()]
+        for name, now, made in spaces + [("builtins", self.builtins, self.builtins_as_made)]:
+            for key in set(made) | set(now):
+                if now.get(key, gone) is not made.get(key, gone) and not (
+                        key not in made and self.modules.get(f"{name}.{key}") is now[key]):
+                    found.append(f"{name}.{key}")
+        return found
 
     @staticmethod
     def holds(name) -> bool:

@@ -116,3 +116,27 @@ def test_the_sealed_copy_holds_helpers_and_nothing_else():
     assert found is not helpers.checks.check_equal and found.__module__ == "helpers.checks"
     with pytest.raises(ImportError):
         sealed._SEALED.load("helpers.no_such_module")
+
+
+def test_a_name_rebound_in_the_sealed_copy_fails_every_probe_check(loaded):
+    """Issue 38's last red teams: code that hunted the sealed copy down rebound the names its probes call
+    (probes_training.note, probes_debugging._global_hooks_now) and kept full marks. Every probe's check
+    (records.changed, before and after the student's call) now names what was rebound, added or deleted there."""
+    _, module = loaded
+    sealed = module._SEALED
+    records = sealed.modules["helpers.records"]
+    assert sealed.changes() == [] and records.changed() == []
+    sealed.modules["helpers.probes_debugging"].__dict__["_global_hooks_now"] = lambda: 0     # what the cheat did
+    sealed.builtins["isinstance"] = lambda *args: True
+    sealed.modules["helpers.probes_training"].__dict__["len"] = lambda x: 0                 # shadows a builtin
+    assert sorted(records.changed()) == ["builtins.isinstance", "helpers.probes_debugging._global_hooks_now",
+                                         "helpers.probes_training.len"]
+    with pytest.raises(records.ProbeChanged, match="_global_hooks_now"):
+        records.check_unchanged(())
+
+
+def test_a_module_loaded_later_in_the_sealed_copy_is_no_change(loaded):
+    _, module = loaded
+    sealed = module._SEALED
+    sealed.load("helpers.checkpoints")           # not preloaded: the helpers package gains it as an attribute
+    assert sealed.changes() == []
