@@ -7,6 +7,9 @@ was drawn, into plain lists, numbers and strings, and the test judges those:
     facts = plot_facts(plot_history, history)   # runs plot_history(history) where it lives, reads its figure
     check_loss_plot(facts, history, "plot_history(...)")
 
+A figure the notebook kept (notebook 02's `my_figure`, drawn from the student's own run) is read the same way,
+where it is: `check_own_history_plot(figure_facts(my_figure), my_history, "my_figure")`.
+
 `read_figure(fig)` is the reading itself: for every axes, its labels, title, scales and x range, its legend
 texts, and every artist that can draw a curve or mark an epoch (lines with their data and label, scatter
 points and vertical segments, spans, texts and annotations), with their x and y values in data units.
@@ -154,6 +157,16 @@ def plot_facts(plot, *args) -> dict:
         plt.close(fig)
 
 
+@asks_notebook
+def figure_facts(figure) -> dict:
+    """A Figure (or Axes) the notebook kept, read as data where it lives (`read_figure`); it stays open. For
+    anything else: {"returned": its type's name}."""
+    fig = _figure_of(figure)
+    if fig is None:
+        return {"returned": "None" if figure is None else "something else"}
+    return read_figure(fig)
+
+
 # -- judging (runs in the test: data only) -------------------------------------------------------------------
 
 def _close(a: float, b: float) -> bool:
@@ -174,7 +187,7 @@ def _series(ax: dict):
             yield (collection["label"], [p[0] for p in points], [p[1] for p in points], "", collection)
 
 
-def _find_curve(facts: dict, values: list[float], key: str, what: str):
+def _find_curve(facts: dict, values: list[float], key: str, what: str, name: str = "history"):
     """(axes index, artist, epoch offset) of the curve of `values` against the epochs, or a failure naming why not."""
     n = len(values)
     shorter = wrong_x = None
@@ -188,12 +201,12 @@ def _find_curve(facts: dict, values: list[float], key: str, what: str):
             elif 0 < len(y) < n and _all_close(y, values[:len(y)]):
                 shorter = len(y)
     if wrong_x is not None:
-        raise _failure(f"{what}: the x values of the line of history['{key}']",
+        raise _failure(f"{what}: the x values of the line of {name}['{key}']",
                        f"the epochs 0, 1, ..., {n - 1} (or 1, ..., {n})", _preview(wrong_x))
     if shorter is not None:
-        raise _failure(what, f"a line of all {n} values of history['{key}'], past the best epoch",
+        raise _failure(what, f"a line of all {n} values of {name}['{key}'], past the best epoch",
                        f"a line of only its first {shorter}")
-    raise _failure(what, f"a line of history['{key}'] against the epochs", "no line with those values")
+    raise _failure(what, f"a line of {name}['{key}'] against the epochs", "no line with those values")
 
 
 def _preview(values: list[float]) -> str:
@@ -263,7 +276,7 @@ def _mark_epochs(facts: dict, curves, best: float, losses: tuple[float, ...]) ->
     return False, elsewhere
 
 
-def check_loss_plot(facts: dict, history: dict, what: str) -> None:
+def check_loss_plot(facts: dict, history: dict, what: str, name: str = "history") -> None:
     """The figure read as `facts` (`plot_facts`, `read_figure`) plots a training history:
 
     - `history["train_loss"]` and `history["val_loss"]` as two curves (lines or points, on one axes or two, any
@@ -281,14 +294,14 @@ def check_loss_plot(facts: dict, history: dict, what: str) -> None:
     if not facts["axes"]:
         raise _failure(what, "a figure with an axes", "a figure without axes")
     train, val = [float(v) for v in history["train_loss"]], [float(v) for v in history["val_loss"]]
-    curves = [_find_curve(facts, train, "train_loss", what), _find_curve(facts, val, "val_loss", what)]
+    curves = [_find_curve(facts, train, "train_loss", what, name), _find_curve(facts, val, "val_loss", what, name)]
     if curves[0][2] != curves[1][2]:
         raise _failure(what, "both curves on the same epoch numbering", "one from 0, the other from 1")
     offset = curves[0][2]
     separate = curves[0][0] != curves[1][0]
     for curve, (word, key) in zip(curves, (("train", "train_loss"), ("val", "val_loss"))):
         if not _named(facts, curve, word, separate):
-            raise _failure(what, f"the curve of history['{key}'] named in a legend with a text containing '{word}' "
+            raise _failure(what, f"the curve of {name}['{key}'] named in a legend with a text containing '{word}' "
                                  f"(ax.plot(..., label='{word}...'), then ax.legend())",
                            f"label {curve[1]['label']!r}, legend texts {_words(facts, curve[0])}")
     holding = [facts["axes"][i] for i in {curves[0][0], curves[1][0]}]
@@ -311,3 +324,28 @@ def check_loss_plot(facts: dict, history: dict, what: str) -> None:
         where = f" (the marks found are at x = {sorted({round(x, 3) for x in elsewhere})})" if elsewhere else ""
         raise _failure(what, f"a mark at the best epoch {best + offset} (ax.axvline({best + offset}) or a marker at "
                              f"that epoch's validation loss)", f"no mark there{where}")
+
+
+def check_own_history_plot(facts: dict, history: dict, what: str, name: str = "my_history") -> None:
+    """The figure read as `facts` (`figure_facts` of a kept Figure) plots `history`, a run's own history, past its
+    best epoch: the run goes on after its lowest validation loss (a run stopped at its best epoch shows no rise),
+    and the figure passes `check_loss_plot` for that history, the best epoch being the first lowest validation
+    loss (whatever `history["best_epoch"]` says). Every way of drawing `check_loss_plot` accepts is accepted."""
+    __tracebackhide__ = True
+    returned = facts.get("returned") if type(facts) is dict else None
+    if returned != "Figure":
+        raise _failure(f"{what} (keep the Figure your plot_history returns: {what} = plot_history({name}))",
+                       "a matplotlib Figure", returned or "something else")
+    train, val = [float(v) for v in history["train_loss"]], [float(v) for v in history["val_loss"]]
+    if not val:
+        raise _failure(f"{what}: {name}", "the history of your fit's run", "no epochs")
+    best = val.index(min(val))
+    if best == len(val) - 1:
+        raise _failure(f"{what}: {name}['val_loss']", "a run past its best epoch (epochs after the lowest validation "
+                       "loss, where it rises)", f"{len(val)} epochs, the last of them the best: the run stops at its "
+                       "best epoch")
+    drawn = [y for ax in facts["axes"] for _label, _x, y, _colour, _artist in _series(ax)]
+    if not any(0 < len(y) <= len(val) and _all_close(y, val[:len(y)]) for y in drawn):
+        raise _failure(what, f"a plot of {name} (your fit's run: a line of its {len(val)} validation losses)",
+                       "no line of its values: a plot of another history")
+    check_loss_plot(facts, {"train_loss": train, "val_loss": val, "best_epoch": best}, what, name)
