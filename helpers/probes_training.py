@@ -244,6 +244,9 @@ class SavedActivations:
         return self._hooks.__exit__(*exc)
 
 
+_NEVER_RECORDED = {torch.ops.aten.detach.default, torch.ops.aten.alias.default}
+
+
 class _GraphOps(TorchDispatchMode):
     """Counts the torch operations that run with autograd recording and an input that requires grad: each one joins
     an autograd graph and keeps what its backward needs. Counted below autograd, where torch dispatches each operation
@@ -256,10 +259,16 @@ class _GraphOps(TorchDispatchMode):
         self.count = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad
-                                  for t in pytree.tree_leaves((args, kwargs))):
+        out = func(*args, **(kwargs or {}))
+        # What autograd records: an operation with an input that requires grad and a floating result (an argmax or a
+        # comparison is not differentiable), other than detaching (`.data`, `.detach()`: what copy.deepcopy of a
+        # model does, outside no_grad, in a correct answer).
+        if grad_enabled() and func not in _NEVER_RECORDED \
+                and any(isinstance(t, torch.Tensor) and t.requires_grad for t in pytree.tree_leaves((args, kwargs))) \
+                and any(isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())
+                        for t in pytree.tree_leaves(out)):
             self.count += 1
-        return func(*args, **(kwargs or {}))
+        return out
 
 
 @asks_notebook

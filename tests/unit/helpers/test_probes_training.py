@@ -505,3 +505,27 @@ def test_graph_ops_during_counts_graph_building_that_the_functions_own_hooks_wou
 
     assert graph_ops_during(on_a_copy, model, x) == 0
     assert graph_ops_during(lambda m, x: torch.inference_mode()(m)(x), model, x) == 0
+
+
+def test_graph_ops_during_counts_no_detaching_and_no_integer_results():
+    """A correct accuracy that evaluates a deep copy made outside no_grad (fixtures/right_answers/02_training_loop/
+    accuracy__deepcopy.py) detaches every parameter (`.data`) and makes no graph; counted below autograd, those
+    detaches were taken for graph building and the answer lost its points. An argmax or a comparison of a
+    forward's output records nothing either; the forward itself does."""
+    import copy
+
+    from helpers.probes_training import graph_ops_during
+
+    torch.manual_seed(0)
+    model, x = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2)), torch.randn(5, 3)
+
+    def deep_copy_then_no_grad(m, x):
+        frozen = copy.deepcopy(m).eval()
+        with torch.no_grad():
+            return (frozen(x).argmax(dim=1) == 0).sum().item()
+
+    def forgets_no_grad(m, x):
+        return (m(x).argmax(dim=1) == 0).sum().item()
+
+    assert graph_ops_during(deep_copy_then_no_grad, model, x) == 0
+    assert graph_ops_during(forgets_no_grad, model, x) >= 3     # the two linear layers and the ReLU, at least
