@@ -46,6 +46,10 @@ def _pickled_as_public(obj):
     return (func, args, *rest)
 
 
+# Names Python itself keeps in a module's namespace as it runs (the warnings a module's code already gave).
+_KEPT_BY_PYTHON = {"__warningregistry__"}
+
+
 class _Sealed:
     """The course's `helpers` as they were when the kernel started, before any student code: a private copy, loaded
     apart from `sys.modules`, whose every import of `helpers` (at a module's top or inside a function) gives the
@@ -91,7 +95,7 @@ class _Sealed:
         gone, found = object(), []
         spaces = [(name, vars(self.modules[name]), made) for name, made in self.as_made.items()]
         for name, now, made in spaces + [("builtins", self.builtins, self.builtins_as_made)]:
-            for key in set(made) | set(now):
+            for key in (set(made) | set(now)) - _KEPT_BY_PYTHON:
                 if now.get(key, gone) is not made.get(key, gone) and not (
                         key not in made and self.modules.get(f"{name}.{key}") is now[key]):
                     found.append(f"{name}.{key}")

@@ -5,6 +5,7 @@ import builtins
 import subprocess
 import sys
 import types
+import warnings
 
 import pytest
 
@@ -140,3 +141,7 @@ def test_a_module_loaded_later_in_the_sealed_copy_is_no_change(loaded):
     sealed = module._SEALED
     sealed.load("helpers.checkpoints")           # not preloaded: the helpers package gains it as an attribute
     assert sealed.changes() == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        exec("__import__('warnings').warn('once')", vars(sealed.modules["helpers.pretend_cuda"]))  # Python's own
+    assert "__warningregistry__" in vars(sealed.modules["helpers.pretend_cuda"]) and sealed.changes() == []
